@@ -1,0 +1,46 @@
+package io.warden.service.api;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The gateway's lock service, as the HTTP layer (and any other front end) sees it. Every method is
+ * asynchronous and never blocks the calling thread; failures complete the future exceptionally with a
+ * {@link WardenException} (possibly wrapped in a {@link java.util.concurrent.CompletionException}).
+ *
+ * <p>Thread-safety: all methods may be called from any thread, concurrently.
+ */
+public interface Warden {
+    /** Opens a session; {@code ttlMs} is clamped to the configured range, {@code lockDelayMs} must be 0..60000. */
+    CompletableFuture<SessionGrant> openSession(String clientId, long ttlMs, long lockDelayMs);
+
+    CompletableFuture<SessionView> session(String sessionId);
+
+    /**
+     * Resets the session's TTL; returns the TTL now remaining in ms. With {@code newTtlMs} non-null the session's
+     * TTL is changed first (clamped). Taking over a session tracked by another gateway touches ZooKeeper; a plain
+     * keepalive on the tracking gateway does not.
+     */
+    CompletableFuture<Long> keepalive(String sessionId, Long newTtlMs);
+
+    CompletableFuture<CloseResult> closeSession(String sessionId);
+
+    CompletableFuture<AcquireResult> acquire(AcquireRequest request);
+
+    /** Releases the hold with this token; false when the token is stale or not this session's. */
+    CompletableFuture<Boolean> release(String sessionId, LockName name, long token);
+
+    /** Removes the request {@code requestId} of this session on {@code name}, queued or granted; false when there is none. */
+    CompletableFuture<Boolean> cancel(String sessionId, LockName name, String requestId);
+
+    CompletableFuture<LockView> lock(LockName name);
+
+    CompletableFuture<LockPage> locks(String namespace, String prefix, int limit, String after);
+
+    CompletableFuture<CheckResult> check(LockName name, long token);
+
+    CompletableFuture<List<NamespaceStats>> namespaces();
+
+    /** True while ZooKeeper is connected and this gateway is registered. */
+    boolean ready();
+}
