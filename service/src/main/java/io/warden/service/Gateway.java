@@ -1,44 +1,303 @@
 package io.warden.service;
 
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.warden.service.api.Warden;
 import io.warden.service.config.WardenConfig;
+import io.warden.service.http.HttpApi;
+import io.warden.service.lock.LockEngine;
+import io.warden.service.lock.LockLister;
+import io.warden.service.metrics.WardenMetrics;
+import io.warden.service.session.SessionManager;
 import io.warden.service.time.Clock;
+import io.warden.service.time.SystemClock;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.recipes.leader.LeaderLatch;
+import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
+import org.apache.curator.framework.recipes.nodes.PersistentNode;
+import org.apache.curator.retry.BoundedExponentialBackoffRetry;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.io.IOException;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * One running gateway: a Curator client on the cell's chroot, the lock engine, sessions, and the HTTP API.
- * (Being written; the signatures are final.)
+ * One running gateway: a Curator client on the cell's chroot, the lock engine, sessions, gateway registration and
+ * leader election for adoption, and the HTTP API.
+ *
+ * <p>Lifecycle: {@link #start} returns a serving gateway; {@link #drain} (SIGTERM) or {@link #close} stops it. Both
+ * are idempotent and safe from any thread.
  */
 public final class Gateway implements AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(Gateway.class);
+
+    private final WardenConfig config;
+    private final String gatewayId;
+    private final Clock clock;
+    private final SystemClock ownedClock;
+    private final CuratorFramework client;
+    private final Zk zk;
+    private final LockEngine engine;
+    private final SessionManager sessions;
+    private final PersistentNode registration;
+    private final LeaderLatch leader;
+    private final HttpApi http;
+    private final Warden warden;
+    private final WardenMetrics metrics;
+    private final AtomicBoolean stopped = new AtomicBoolean();
+    private volatile boolean draining;
+    private volatile Clock.Cancellable adoptionTimer;
+
+    private Gateway(WardenConfig config, Clock clock, SystemClock ownedClock) {
+        this.config = config;
+        this.clock = clock;
+        this.ownedClock = ownedClock;
+        this.gatewayId = config.gatewayId() != null ? config.gatewayId() : "gw-" + randomHex(6);
+        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        this.metrics = new WardenMetrics(registry);
+        this.client = CuratorFrameworkFactory.builder()
+                .connectString(config.zkConnect())
+                .namespace(config.chroot().substring(1))
+                .sessionTimeoutMs((int) config.zkSessionTimeout().toMillis())
+                .connectionTimeoutMs((int) config.zkConnectionTimeout().toMillis())
+                .retryPolicy(new BoundedExponentialBackoffRetry(100, 1000, 3))
+                .build();
+        this.zk = new Zk(client, metrics);
+        this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock());
+        this.sessions = new SessionManager(zk, clock, metrics, engine, gatewayId, config.sessionTtlMin(),
+                config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway());
+        this.warden = new WardenService(engine, sessions, new LockLister(zk, engine), this::ready);
+        this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
+                Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
+        this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
+        this.http = new HttpApi(warden, config, registry);
+    }
+
     /** Connects to {@code config.zkConnect()} (must be set), registers the gateway and serves HTTP on {@code config.httpPort()} (0 = any free port). */
     public static Gateway start(WardenConfig config) {
-        throw new UnsupportedOperationException("being written");
+        SystemClock clock = new SystemClock("warden-timer");
+        return start(config, clock, clock);
     }
 
     /** Same, with an injected clock (tests). */
     public static Gateway start(WardenConfig config, Clock clock) {
-        throw new UnsupportedOperationException("being written");
+        return start(config, clock, null);
+    }
+
+    private static Gateway start(WardenConfig config, Clock clock, SystemClock owned) {
+        if (config.zkConnect() == null || config.zkConnect().isBlank()) {
+            throw new IllegalArgumentException("no ZooKeeper connect string (--zk)");
+        }
+        Gateway g = new Gateway(config, clock, owned);
+        try {
+            g.begin();
+            return g;
+        } catch (RuntimeException e) {
+            g.close();
+            throw e;
+        }
+    }
+
+    private void begin() {
+        client.start();
+        try {
+            long waitMs = Math.max(config.zkSessionTimeout().toMillis(), 5000);
+            if (!client.blockUntilConnected((int) waitMs, TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("cannot reach ZooKeeper at " + config.zkConnect() + " within " + waitMs + " ms");
+            }
+            for (String path : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY}) {
+                try {
+                    client.create().creatingParentsIfNeeded().forPath(path);
+                } catch (KeeperException.NodeExistsException ignored) {
+                    // made by another gateway or an earlier run
+                }
+            }
+            registration.start();
+            if (!registration.waitForInitialCreate(waitMs, TimeUnit.MILLISECONDS)) {
+                throw new IllegalStateException("could not register gateway " + gatewayId + " in ZooKeeper within " + waitMs + " ms");
+            }
+            leader.addListener(new LeaderLatchListener() {
+                @Override
+                public void isLeader() {
+                    log.info("gateway {} is the leader: it adopts the sessions of vanished gateways", gatewayId);
+                    adopt();
+                }
+
+                @Override
+                public void notLeader() {
+                    log.info("gateway {} is no longer the leader", gatewayId);
+                }
+            });
+            leader.start();
+            watchGateways();
+            scheduleAdoption();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted while starting", e);
+        } catch (RuntimeException e) {
+            throw e;
+        } catch (Exception e) {
+            throw new IllegalStateException("could not start gateway: " + e.getMessage(), e);
+        }
+        http.start(config.httpHost(), config.httpPort());
+        log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {})", gatewayId, http.port(), config.zkConnect(), config.chroot());
+    }
+
+    /** Re-arms a children watch on /gateways: when a gateway vanishes the leader adopts its sessions at once. */
+    private void watchGateways() {
+        if (stopped.get()) {
+            return;
+        }
+        Watcher w = event -> {
+            if (event.getType() == Watcher.Event.EventType.NodeChildrenChanged) {
+                adopt();
+            }
+            if (event.getType() != Watcher.Event.EventType.None) {
+                watchGateways();
+            }
+        };
+        try {
+            client.getChildren().usingWatcher(w).inBackground((c, e) -> {
+                if (e.getResultCode() != 0 && !stopped.get()) {
+                    clock.schedule(Duration.ofSeconds(1), this::watchGateways);
+                }
+            }).forPath(CellPaths.GATEWAYS);
+        } catch (Exception e) {
+            clock.schedule(Duration.ofSeconds(1), this::watchGateways);
+        }
+    }
+
+    /** A safety net beside the watch: the leader looks for orphans every ZooKeeper session timeout. */
+    private void scheduleAdoption() {
+        if (stopped.get()) {
+            return;
+        }
+        adoptionTimer = clock.schedule(config.zkSessionTimeout(), () -> {
+            adopt();
+            scheduleAdoption();
+        });
+    }
+
+    private void adopt() {
+        if (stopped.get() || draining || !leader.hasLeadership()) {
+            return;
+        }
+        sessions.adoptOrphans().whenComplete((n, e) -> {
+            if (e != null) {
+                log.debug("adoption pass failed: {}", e.toString());
+            } else if (n > 0) {
+                log.info("gateway {} adopted {} sessions/lock-delays of vanished gateways", gatewayId, n);
+            }
+        });
+    }
+
+    /** Runs one adoption pass now if this gateway leads (tests and operators). */
+    public void adoptNow() {
+        adopt();
+    }
+
+    private boolean ready() {
+        return !draining && !stopped.get() && zk.connected();
     }
 
     public int httpPort() {
-        throw new UnsupportedOperationException("being written");
+        return http.port();
     }
 
     public String gatewayId() {
-        throw new UnsupportedOperationException("being written");
+        return gatewayId;
     }
 
     public Warden warden() {
-        throw new UnsupportedOperationException("being written");
+        return warden;
     }
 
-    /** SIGTERM: stop taking new requests, answer held calls, deregister, stop. Idempotent. */
+    /** Acquire calls held open on this gateway. */
+    public int pendingAcquires() {
+        return engine.pendingCount();
+    }
+
+    public WardenMetrics metrics() {
+        return metrics;
+    }
+
+    public boolean isLeader() {
+        return leader.hasLeadership();
+    }
+
+    /** Sessions whose TTL this gateway tracks. */
+    public int trackedSessions() {
+        return sessions.trackedCount();
+    }
+
+    public boolean tracksSession(String sessionId) {
+        return sessions.tracks(sessionId);
+    }
+
+    /**
+     * SIGTERM: stop taking new requests, answer held calls (503: repeat with the same request_id elsewhere), give up
+     * leadership and deregister so another gateway adopts this one's sessions with a fresh TTL, then stop. Idempotent.
+     */
     public void drain() {
-        throw new UnsupportedOperationException("being written");
+        if (stopped.get()) {
+            return;
+        }
+        draining = true;
+        log.info("gateway {} draining: refusing new requests, answering {} held calls", gatewayId, engine.pendingCount());
+        http.beginDrain();
+        engine.drain(); // answers every held call now; Jetty's graceful stop then writes the replies
+        close();
+        log.info("gateway {} drained and stopped; its sessions will be adopted by another gateway", gatewayId);
     }
 
     /** Stops at once (no drain). Idempotent. */
     @Override
     public void close() {
-        throw new UnsupportedOperationException("being written");
+        if (!stopped.compareAndSet(false, true)) {
+            return;
+        }
+        Clock.Cancellable t = adoptionTimer;
+        if (t != null) {
+            t.cancel();
+        }
+        sessions.stop();
+        quietly(http::stop);
+        quietly(leader::close);
+        quietly(registration::close);
+        quietly(client::close);
+        if (ownedClock != null) {
+            ownedClock.close();
+        }
+    }
+
+    private interface Step {
+        void run() throws IOException;
+    }
+
+    private static void quietly(Step step) {
+        try {
+            step.run();
+        } catch (Exception | Error e) {
+            log.debug("while stopping: {}", e.toString());
+        }
+    }
+
+    private static String randomHex(int bytes) {
+        byte[] b = new byte[bytes];
+        new SecureRandom().nextBytes(b);
+        return HexFormat.of().formatHex(b);
     }
 }

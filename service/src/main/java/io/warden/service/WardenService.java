@@ -1,0 +1,126 @@
+package io.warden.service;
+
+import io.warden.service.api.AcquireRequest;
+import io.warden.service.api.AcquireResult;
+import io.warden.service.api.CheckResult;
+import io.warden.service.api.CloseResult;
+import io.warden.service.api.LockName;
+import io.warden.service.api.LockPage;
+import io.warden.service.api.LockView;
+import io.warden.service.api.NamespaceStats;
+import io.warden.service.api.SessionGrant;
+import io.warden.service.api.SessionView;
+import io.warden.service.api.Warden;
+import io.warden.service.api.WardenException;
+import io.warden.service.lock.LockEngine;
+import io.warden.service.lock.LockLister;
+import io.warden.service.session.SessionManager;
+import io.warden.service.zk.Zk;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
+
+/** {@link Warden} on ZooKeeper: sessions from {@link SessionManager}, locks from {@link LockEngine}. */
+final class WardenService implements Warden {
+    private final LockEngine engine;
+    private final SessionManager sessions;
+    private final LockLister lister;
+    private final BooleanSupplier ready;
+
+    WardenService(LockEngine engine, SessionManager sessions, LockLister lister, BooleanSupplier ready) {
+        this.engine = engine;
+        this.sessions = sessions;
+        this.lister = lister;
+        this.ready = ready;
+    }
+
+    @Override
+    public CompletableFuture<SessionGrant> openSession(String clientId, long ttlMs, long lockDelayMs) {
+        return guard(() -> sessions.open(clientId, ttlMs, lockDelayMs));
+    }
+
+    @Override
+    public CompletableFuture<SessionView> session(String sessionId) {
+        return guard(() -> sessions.view(sessionId));
+    }
+
+    @Override
+    public CompletableFuture<Long> keepalive(String sessionId, Long newTtlMs) {
+        return guard(() -> sessions.keepalive(sessionId, newTtlMs));
+    }
+
+    @Override
+    public CompletableFuture<CloseResult> closeSession(String sessionId) {
+        return guard(() -> sessions.close(sessionId));
+    }
+
+    @Override
+    public CompletableFuture<AcquireResult> acquire(AcquireRequest request) {
+        return guard(() -> {
+            SessionManager.validateSessionId(request.sessionId());
+            return engine.acquire(request);
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(String sessionId, LockName name, long token) {
+        return guard(() -> {
+            SessionManager.validateSessionId(sessionId);
+            if (token <= 0) {
+                throw WardenException.invalid("token", "must be a positive fencing token, got " + token);
+            }
+            return engine.release(sessionId, name, token);
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> cancel(String sessionId, LockName name, String requestId) {
+        return guard(() -> {
+            SessionManager.validateSessionId(sessionId);
+            return engine.cancel(sessionId, name, requestId);
+        });
+    }
+
+    @Override
+    public CompletableFuture<LockView> lock(LockName name) {
+        return guard(() -> engine.lock(name));
+    }
+
+    @Override
+    public CompletableFuture<LockPage> locks(String namespace, String prefix, int limit, String after) {
+        return guard(() -> lister.locks(namespace, prefix, limit, after));
+    }
+
+    @Override
+    public CompletableFuture<CheckResult> check(LockName name, long token) {
+        return guard(() -> engine.check(name, token));
+    }
+
+    @Override
+    public CompletableFuture<List<NamespaceStats>> namespaces() {
+        return guard(lister::namespaces);
+    }
+
+    @Override
+    public boolean ready() {
+        return ready.getAsBoolean();
+    }
+
+    /** Every failure leaves as a WardenException (UNAVAILABLE for ZooKeeper trouble), never as a raw ZooKeeper error. */
+    private static <T> CompletableFuture<T> guard(Supplier<CompletableFuture<T>> call) {
+        CompletableFuture<T> f;
+        try {
+            f = call.get();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return f.handle((v, err) -> {
+            if (err != null) {
+                throw Zk.translate(err);
+            }
+            return v;
+        });
+    }
+}

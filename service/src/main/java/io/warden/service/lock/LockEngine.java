@@ -1,0 +1,704 @@
+package io.warden.service.lock;
+
+import io.warden.service.api.AcquireRequest;
+import io.warden.service.api.AcquireResult;
+import io.warden.service.api.AcquireResult.Status;
+import io.warden.service.api.CheckResult;
+import io.warden.service.api.Holder;
+import io.warden.service.api.LockName;
+import io.warden.service.api.LockView;
+import io.warden.service.api.OnTimeout;
+import io.warden.service.api.Waiter;
+import io.warden.service.api.WardenException;
+import io.warden.service.metrics.WardenMetrics;
+import io.warden.service.session.RequestRecord;
+import io.warden.service.session.SessionRecord;
+import io.warden.service.time.Clock;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The lock engine: queues of persistent sequential nodes under {@code /locks/{name}}, decided by {@link LockQueue}.
+ *
+ * <p>An acquire is one ZooKeeper {@code multi}: it creates the session's request record
+ * {@code /sessions/{sid}/{uuid}} and the queue node {@code _c_{uuid}-__WRIT__|__READ__{seq}} together, so a queue node
+ * never outlives its session (expiry deletes the record, which fails while the session has requests it did not
+ * delete) and a retry with the same request id fails on the existing record and finds the node the first call made.
+ * The multi also sets the request record's data, whose returned stat carries the transaction's zxid: the token, equal
+ * to the queue node's czxid, without another read.
+ *
+ * <p>A blocked request watches the one node it waits for ({@link LockQueue#blocker}); when that goes, it reads the
+ * children once and either holds or watches the next blocker. Waiting costs memory, not threads.
+ *
+ * <p>Concurrency: called from any thread; continuations run on Curator's event thread and never block. Each
+ * {@link Waiting} moves WAITING → DONE, or WAITING → TIMING_OUT → DONE, by compare-and-set: only the path that wins the
+ * move answers the call, so a request is never reported GRANTED after the engine deleted its node.
+ */
+public final class LockEngine {
+    private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
+    private static final int MAX_CREATE_ATTEMPTS = 8;
+
+    private final Zk zk;
+    private final Clock clock;
+    private final WardenMetrics metrics;
+    private final int maxRequestsPerSession;
+    private final int maxWaitersPerLock;
+    private final NodeInfoCache nodes;
+    /** Held acquire calls on this gateway, by session id. */
+    private final Map<String, Set<Waiting>> waiting = new ConcurrentHashMap<>();
+    /** When this gateway last released a hold of a lock path, for the handoff metric. */
+    private final Map<String, Long> releasedAt = new ConcurrentHashMap<>();
+    private volatile boolean draining;
+
+    public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, int maxRequestsPerSession, int maxWaitersPerLock) {
+        this.zk = zk;
+        this.clock = clock;
+        this.metrics = metrics;
+        this.maxRequestsPerSession = maxRequestsPerSession;
+        this.maxWaitersPerLock = maxWaitersPerLock;
+        this.nodes = new NodeInfoCache(zk);
+        zk.client().getConnectionStateListenable().addListener((c, state) -> {
+            if (state == org.apache.curator.framework.state.ConnectionState.RECONNECTED) {
+                // Watches do not survive a ZooKeeper session expiry: look at every held call again.
+                forEachWaiting(this::evaluate);
+            }
+        });
+    }
+
+    // ------------------------------------------------------------------ acquire
+
+    public CompletableFuture<AcquireResult> acquire(AcquireRequest req) {
+        long start = clock.read();
+        CompletableFuture<AcquireResult> result;
+        try {
+            if (draining) {
+                throw drainingError();
+            }
+            zk.failFast();
+            String sessionPath = CellPaths.session(req.sessionId());
+            result = zk.data(sessionPath).handle((ds, err) -> {
+                if (err != null) {
+                    if (Zk.code(err) == Code.NONODE) {
+                        throw WardenException.sessionNotFound(req.sessionId());
+                    }
+                    throw Zk.translate(err);
+                }
+                SessionRecord record = Json.readOrNull(ds.data(), SessionRecord.class);
+                if (record == null) {
+                    throw WardenException.sessionNotFound(req.sessionId());
+                }
+                return new Prepared(record, ds.stat().getNumChildren());
+            }).thenCompose(p -> create(req, p, start, 1)).thenCompose(this::start);
+        } catch (RuntimeException e) {
+            result = CompletableFuture.failedFuture(e);
+        }
+        return result.whenComplete((r, err) -> metrics.acquire(err != null ? "error" : r.status().name().toLowerCase(), clock.read() - start));
+    }
+
+    private record Prepared(SessionRecord record, int requests) {
+    }
+
+    /** Creates the request's record and queue node in one multi; on a retry finds the existing ones. */
+    private CompletableFuture<Waiting> create(AcquireRequest req, Prepared p, long start, int attempt) {
+        String uuid = CellPaths.requestUuid(req.sessionId(), req.requestId());
+        String lockPath = CellPaths.lock(req.name());
+        String requestPath = CellPaths.sessionRequest(req.sessionId(), uuid);
+        byte[] requestData = Json.write(new RequestRecord(req.name().toString(), req.mode(), req.requestId()));
+        byte[] nodeData = Json.write(new QueueNodeData(req.sessionId(), p.record().clientId(), req.requestId(), req.mode()));
+        List<CuratorOp> ops;
+        try {
+            ops = List.of(
+                    zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(requestPath, requestData),
+                    zk.ops().setData().withVersion(0).forPath(requestPath, requestData),
+                    zk.ops().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
+                            .forPath(lockPath + "/" + QueueEntry.prefix(uuid, req.mode()), nodeData));
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        if (p.requests() >= maxRequestsPerSession) {
+            // At the limit only a retry of an existing request may go on.
+            return zk.exists(requestPath).thenCompose(stat -> {
+                if (stat == null) {
+                    throw WardenException.exhausted("session " + req.sessionId() + " has " + p.requests()
+                            + " holds and queued requests, the most allowed per session (max-requests-per-session)");
+                }
+                return existing(req, lockPath, uuid, stat.getCzxid(), start);
+            });
+        }
+        return zk.multi(ops).handle((results, err) -> {
+            if (err == null) {
+                long token = results.get(1).getResultStat().getMzxid();
+                String node = lastSegment(results.get(2).getResultPath());
+                nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
+                        new QueueNodeData(req.sessionId(), p.record().clientId(), req.requestId(), req.mode())));
+                return CompletableFuture.completedFuture(new Waiting(req, lockPath, uuid, node, token, start));
+            }
+            Throwable cause = Zk.unwrap(err);
+            if (cause instanceof Zk.MultiFailure mf) {
+                int failed = mf.failedIndex();
+                if (mf.code() == Code.NODEEXISTS) {
+                    // A retry: the first call's request record exists. Find its node.
+                    return zk.exists(requestPath).thenCompose(stat -> stat == null
+                            ? create(req, p, start, attempt + 1)
+                            : existing(req, lockPath, uuid, stat.getCzxid(), start));
+                }
+                if (mf.code() == Code.NONODE && failed == 0) {
+                    throw WardenException.sessionNotFound(req.sessionId());
+                }
+                if (mf.code() == Code.NONODE && attempt < MAX_CREATE_ATTEMPTS) {
+                    // The lock node (a container) is missing, or was reaped between our create and the multi.
+                    return ensureLockNode(lockPath).thenCompose(v -> create(req, p, start, attempt + 1));
+                }
+            }
+            throw Zk.translate(err);
+        }).thenCompose(f -> f);
+    }
+
+    private CompletableFuture<Void> ensureLockNode(String lockPath) {
+        return zk.create(lockPath, new byte[0], CreateMode.CONTAINER, true).handle((n, err) -> {
+            if (err != null && Zk.code(err) != Code.NODEEXISTS) {
+                throw Zk.translate(err);
+            }
+            return null;
+        });
+    }
+
+    /** The request was made before (same session and request id): find its queue node. */
+    private CompletableFuture<Waiting> existing(AcquireRequest req, String lockPath, String uuid, long token, long start) {
+        return zk.children(lockPath).handle((children, err) -> {
+            if (err != null && Zk.code(err) != Code.NONODE) {
+                throw Zk.translate(err);
+            }
+            var entry = children == null ? java.util.Optional.<QueueEntry>empty() : LockQueue.of(children).byId(uuid);
+            if (entry.isEmpty()) {
+                throw WardenException.invalid("request_id", "request " + req.requestId()
+                        + " of this session is recorded for another lock or was removed; use a new request_id");
+            }
+            if (entry.get().mode() != req.mode()) {
+                throw WardenException.invalid("request_id", "request " + req.requestId() + " was made with mode "
+                        + entry.get().mode() + "; a retry must repeat it");
+            }
+            return new Waiting(req, lockPath, uuid, entry.get().node(), token, start);
+        });
+    }
+
+    private CompletableFuture<AcquireResult> start(Waiting w) {
+        if (w.req.waitMs() > 0) {
+            // wait_ms counts from when the call arrived, not from when its node was made.
+            long left = Duration.ofMillis(w.req.waitMs()).toNanos() - (clock.read() - w.startNanos);
+            w.timer = clock.schedule(Duration.ofNanos(Math.max(0, left)), () -> onTimeout(w));
+        }
+        waiting.computeIfAbsent(w.req.sessionId(), k -> ConcurrentHashMap.newKeySet()).add(w);
+        metrics.waiterAdded();
+        w.future.whenComplete((r, e) -> {
+            Set<Waiting> set = waiting.get(w.req.sessionId());
+            if (set != null) {
+                set.remove(w);
+                if (set.isEmpty()) {
+                    waiting.remove(w.req.sessionId(), set);
+                }
+            }
+            metrics.waiterDone();
+            Clock.Cancellable t = w.timer;
+            if (t != null) {
+                t.cancel();
+            }
+        });
+        evaluate(w);
+        return w.future;
+    }
+
+    /** Reads the queue once and grants, answers a try-lock, or watches the one blocker. */
+    private void evaluate(Waiting w) {
+        if (w.state.get() != Waiting.WAITING) {
+            return;
+        }
+        zk.childrenAndStat(w.lockPath).whenComplete((cs, err) -> {
+            if (w.state.get() != Waiting.WAITING) {
+                return;
+            }
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    gone(w);
+                } else {
+                    fail(w, Zk.translate(err));
+                }
+                return;
+            }
+            LockQueue q = LockQueue.of(cs.children());
+            int i = q.indexOf(w.node);
+            if (i < 0) {
+                gone(w);
+                return;
+            }
+            if (w.evaluations++ == 0) {
+                metrics.queueDepth(q.entries().size());
+                if (q.entries().size() > maxWaitersPerLock && !q.holds(i)) {
+                    w.tooMany = true;
+                }
+            }
+            if (q.holds(i)) {
+                if (w.state.compareAndSet(Waiting.WAITING, Waiting.DONE)) {
+                    grant(w, q, cs.stat());
+                }
+                return;
+            }
+            if (w.tooMany) {
+                if (w.state.compareAndSet(Waiting.WAITING, Waiting.TIMING_OUT)) {
+                    remove(w).whenComplete((v, e) -> w.future.completeExceptionally(WardenException.exhausted(
+                            "lock " + w.req.name() + " already has " + (q.entries().size() - 1)
+                                    + " queued requests, the most allowed (max-waiters-per-lock)")));
+                }
+                return;
+            }
+            if (w.req.waitMs() == 0) {
+                if (w.state.compareAndSet(Waiting.WAITING, Waiting.TIMING_OUT)) {
+                    timeOut(w, q, cs.stat());
+                }
+                return;
+            }
+            QueueEntry blocker = q.blocker(i).orElseThrow();
+            log.debug("request {} on {} (token {}) waits for {}", w.req.requestId(), w.req.name(), w.token, blocker.node());
+            zk.existsWatched(w.lockPath + "/" + blocker.node(), w.watcher).whenComplete((stat, e2) -> {
+                if (e2 != null) {
+                    fail(w, Zk.translate(e2));
+                } else if (stat == null) {
+                    evaluate(w); // the blocker went before the watch was set
+                }
+            });
+        });
+    }
+
+    private void grant(Waiting w, LockQueue q, Stat stat) {
+        metrics.grant();
+        Long released = releasedAt.remove(w.lockPath);
+        if (released != null && w.evaluations > 1) {
+            metrics.handoff(clock.read() - released);
+        }
+        log.debug("granted {} {} to session {} with token {}", w.req.mode(), w.req.name(), w.req.sessionId(), w.token);
+        holders(w.lockPath, q).whenComplete((holders, err) -> {
+            if (err != null) {
+                // The grant stands; the holder list is a courtesy. Answer with ourselves.
+                holders = List.of();
+            }
+            w.future.complete(new AcquireResult(Status.GRANTED, w.token, null, holders, Math.max(w.token, stat.getPzxid())));
+        });
+    }
+
+    private void onTimeout(Waiting w) {
+        if (!w.state.compareAndSet(Waiting.WAITING, Waiting.TIMING_OUT)) {
+            return;
+        }
+        zk.childrenAndStat(w.lockPath).whenComplete((cs, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    w.state.set(Waiting.WAITING);
+                    gone(w);
+                } else {
+                    w.future.completeExceptionally(Zk.translate(err));
+                }
+                return;
+            }
+            LockQueue q = LockQueue.of(cs.children());
+            int i = q.indexOf(w.node);
+            if (i < 0) {
+                w.state.set(Waiting.WAITING);
+                gone(w);
+            } else if (q.holds(i)) {
+                w.state.set(Waiting.DONE);
+                grant(w, q, cs.stat());
+            } else {
+                timeOut(w, q, cs.stat());
+            }
+        });
+    }
+
+    /** In state TIMING_OUT, with the request not holding: cancel it or leave it queued, as asked. */
+    private void timeOut(Waiting w, LockQueue q, Stat stat) {
+        int position = q.indexOf(w.node);
+        if (w.req.onTimeout() == OnTimeout.KEEP) {
+            holders(w.lockPath, q).whenComplete((holders, err) -> w.future.complete(
+                    new AcquireResult(Status.QUEUED, null, position, err == null ? holders : List.of(), stat.getPzxid())));
+            return;
+        }
+        remove(w).thenCompose(v -> holders(w.lockPath, q)).whenComplete((holders, err) -> {
+            if (err != null && !(Zk.unwrap(err) instanceof WardenException)) {
+                w.future.completeExceptionally(Zk.translate(err));
+            } else if (err != null) {
+                w.future.completeExceptionally(Zk.unwrap(err));
+            } else {
+                w.future.complete(new AcquireResult(Status.TIMED_OUT, null, null, holders, stat.getPzxid()));
+            }
+        });
+    }
+
+    /** Deletes the request's node and record together; a node already gone is fine. */
+    private CompletableFuture<Void> remove(Waiting w) {
+        return deleteRequest(w.lockPath + "/" + w.node, CellPaths.sessionRequest(w.req.sessionId(), w.uuid))
+                .thenApply(deleted -> null);
+    }
+
+    /** Our queue node vanished while we waited: the session ended, or the request was cancelled. */
+    private void gone(Waiting w) {
+        if (!w.state.compareAndSet(Waiting.WAITING, Waiting.DONE)) {
+            return;
+        }
+        zk.exists(CellPaths.session(w.req.sessionId())).whenComplete((stat, err) -> {
+            if (err == null && stat == null) {
+                w.future.completeExceptionally(WardenException.sessionNotFound(w.req.sessionId()));
+            } else {
+                w.future.complete(new AcquireResult(Status.TIMED_OUT, null, null, List.of(), 0));
+            }
+        });
+    }
+
+    private void fail(Waiting w, RuntimeException e) {
+        if (w.state.compareAndSet(Waiting.WAITING, Waiting.DONE)) {
+            w.future.completeExceptionally(e);
+        }
+    }
+
+    // ------------------------------------------------------------------ release and cancel
+
+    /** Releases the hold (or queued request) of {@code sessionId} on {@code name} whose token is {@code token}. */
+    public CompletableFuture<Boolean> release(String sessionId, LockName name, long token) {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String lockPath = CellPaths.lock(name);
+        CompletableFuture<List<String>> requests = zk.children(CellPaths.session(sessionId)).exceptionally(err -> {
+            if (Zk.code(err) == Code.NONODE) {
+                throw WardenException.sessionNotFound(sessionId);
+            }
+            throw Zk.translate(err);
+        });
+        CompletableFuture<List<String>> queue = childrenOrEmpty(lockPath);
+        return requests.thenCombine(queue, (uuids, children) -> {
+            Set<String> mine = new HashSet<>(uuids);
+            List<QueueEntry> candidates = new ArrayList<>();
+            for (QueueEntry e : LockQueue.of(children).entries()) {
+                if (e.id() != null && mine.contains(e.id())) {
+                    candidates.add(e);
+                }
+            }
+            return candidates;
+        }).thenCompose(candidates -> matchToken(sessionId, lockPath, candidates, token, 0)).thenCompose(entry -> {
+            if (entry == null) {
+                log.debug("release of {} by session {} with token {}: no such hold (stale or foreign token)", name, sessionId, token);
+                metrics.release(false);
+                return CompletableFuture.completedFuture(false);
+            }
+            String nodePath = lockPath + "/" + entry.node();
+            return deleteRequest(nodePath, CellPaths.sessionRequest(sessionId, entry.id())).thenApply(deleted -> {
+                metrics.release(deleted);
+                if (deleted) {
+                    releasedAt.put(lockPath, clock.read());
+                    log.debug("released {} token {} of session {}", name, token, sessionId);
+                    notifyRemoved(sessionId, entry.id());
+                }
+                return deleted;
+            });
+        });
+    }
+
+    private CompletableFuture<QueueEntry> matchToken(String sessionId, String lockPath, List<QueueEntry> candidates, long token, int i) {
+        if (i >= candidates.size()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        QueueEntry e = candidates.get(i);
+        return nodes.get(lockPath, e).thenCompose(info -> info != null && info.token() == token
+                ? CompletableFuture.completedFuture(e)
+                : matchToken(sessionId, lockPath, candidates, token, i + 1));
+    }
+
+    /** Removes the request {@code requestId} of the session on {@code name}, whether queued or granted. */
+    public CompletableFuture<Boolean> cancel(String sessionId, LockName name, String requestId) {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String uuid = CellPaths.requestUuid(sessionId, requestId);
+        String lockPath = CellPaths.lock(name);
+        return zk.exists(CellPaths.session(sessionId)).thenCombine(childrenOrEmpty(lockPath), (stat, children) -> {
+            if (stat == null) {
+                throw WardenException.sessionNotFound(sessionId);
+            }
+            return LockQueue.of(children).byId(uuid);
+        }).thenCompose(entry -> {
+            if (entry.isEmpty()) {
+                return CompletableFuture.completedFuture(false);
+            }
+            return deleteRequest(lockPath + "/" + entry.get().node(), CellPaths.sessionRequest(sessionId, uuid)).thenApply(deleted -> {
+                if (deleted) {
+                    releasedAt.put(lockPath, clock.read());
+                    log.debug("cancelled request {} of session {} on {}", requestId, sessionId, name);
+                    notifyRemoved(sessionId, uuid);
+                }
+                return deleted;
+            });
+        });
+    }
+
+    /** Deletes a queue node with its request record in one multi; false when either is already gone. */
+    private CompletableFuture<Boolean> deleteRequest(String nodePath, String requestPath) {
+        List<CuratorOp> ops;
+        try {
+            ops = List.of(zk.ops().delete().forPath(nodePath), zk.ops().delete().forPath(requestPath));
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.multi(ops).handle((r, err) -> {
+            if (err == null) {
+                nodes.forget(nodePath);
+                return true;
+            }
+            if (Zk.code(err) == Code.NONODE) {
+                return false;
+            }
+            throw Zk.translate(err);
+        });
+    }
+
+    /** Answers held calls on this gateway for a request that another call removed. */
+    private void notifyRemoved(String sessionId, String uuid) {
+        Set<Waiting> set = waiting.get(sessionId);
+        if (set != null) {
+            for (Waiting w : set) {
+                if (w.uuid.equals(uuid)) {
+                    gone(w);
+                }
+            }
+        }
+    }
+
+    /** The session ended (closed or expired here): answer its held calls with SESSION_NOT_FOUND. */
+    public void sessionEnded(String sessionId) {
+        Set<Waiting> set = waiting.remove(sessionId);
+        if (set != null) {
+            for (Waiting w : set) {
+                fail(w, WardenException.sessionNotFound(sessionId));
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    /** A linearizable view of the lock: {@code sync}, then the queue and its nodes. */
+    public CompletableFuture<LockView> lock(LockName name) {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String lockPath = CellPaths.lock(name);
+        return zk.sync(lockPath).exceptionally(e -> {
+            throw Zk.translate(e);
+        }).thenCompose(v -> zk.childrenAndStat(lockPath)).handle((cs, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    return CompletableFuture.completedFuture(new LockView(name.toString(), LockView.LockMode.FREE, List.of(), List.of(), 0));
+                }
+                throw Zk.translate(err);
+            }
+            LockQueue q = LockQueue.of(cs.children());
+            return infos(lockPath, q.entries()).thenCompose(infos -> expiredSessions(infos, q.holders().size()).thenApply(expired -> {
+                List<Holder> holders = new ArrayList<>();
+                List<Waiter> waiters = new ArrayList<>();
+                int holding = q.holders().size();
+                for (int i = 0; i < infos.size(); i++) {
+                    NodeInfo info = infos.get(i);
+                    if (info == null) {
+                        continue;
+                    }
+                    if (i < holding) {
+                        holders.add(new Holder(info.sessionId(), info.clientId(), info.mode(), info.token(),
+                                info.sessionId() != null && expired.contains(info.sessionId())));
+                    } else {
+                        waiters.add(new Waiter(info.sessionId(), info.clientId(), info.mode(), info.requestId(), i));
+                    }
+                }
+                LockView.LockMode mode = holders.isEmpty() ? LockView.LockMode.FREE : q.mode();
+                return new LockView(name.toString(), mode, holders, waiters, cs.stat().getPzxid());
+            }));
+        }).thenCompose(f -> f);
+    }
+
+    /** Linearizable: does {@code token} belong to a current holder, and what is the latest holder token. */
+    public CompletableFuture<CheckResult> check(LockName name, long token) {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String lockPath = CellPaths.lock(name);
+        return zk.sync(lockPath).exceptionally(e -> {
+            throw Zk.translate(e);
+        }).thenCompose(v -> zk.childrenAndStat(lockPath)).handle((cs, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    return CompletableFuture.completedFuture(new CheckResult(false, null, 0));
+                }
+                throw Zk.translate(err);
+            }
+            LockQueue q = LockQueue.of(cs.children());
+            return infos(lockPath, q.holders()).thenApply(infos -> {
+                Long latest = null;
+                boolean current = false;
+                for (NodeInfo info : infos) {
+                    if (info == null) {
+                        continue;
+                    }
+                    current |= info.token() == token;
+                    latest = latest == null ? info.token() : Math.max(latest, info.token());
+                }
+                return new CheckResult(current, latest, cs.stat().getPzxid());
+            });
+        }).thenCompose(f -> f);
+    }
+
+    /** The holders of a queue, as the API shows them. */
+    CompletableFuture<List<Holder>> holders(String lockPath, LockQueue q) {
+        return infos(lockPath, q.holders()).thenApply(infos -> {
+            List<Holder> holders = new ArrayList<>();
+            for (NodeInfo info : infos) {
+                if (info != null) {
+                    holders.add(new Holder(info.sessionId(), info.clientId(), info.mode(), info.token(), false));
+                }
+            }
+            return holders;
+        });
+    }
+
+    /** Infos of the entries, in order; null for an entry whose node vanished meanwhile. Reads run in parallel. */
+    CompletableFuture<List<NodeInfo>> infos(String lockPath, List<QueueEntry> entries) {
+        List<CompletableFuture<NodeInfo>> reads = new ArrayList<>(entries.size());
+        for (QueueEntry e : entries) {
+            reads.add(nodes.get(lockPath, e));
+        }
+        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<NodeInfo> out = new ArrayList<>(reads.size());
+            for (CompletableFuture<NodeInfo> r : reads) {
+                out.add(r.join());
+            }
+            return out;
+        });
+    }
+
+    /** Sessions among the first {@code holders} infos whose record is gone: holds kept by lock-delay. */
+    private CompletableFuture<Set<String>> expiredSessions(List<NodeInfo> infos, int holders) {
+        Set<String> sessions = new HashSet<>();
+        for (int i = 0; i < Math.min(holders, infos.size()); i++) {
+            if (infos.get(i) != null && infos.get(i).sessionId() != null) {
+                sessions.add(infos.get(i).sessionId());
+            }
+        }
+        Set<String> expired = ConcurrentHashMap.newKeySet();
+        List<CompletableFuture<Void>> checks = new ArrayList<>();
+        for (String s : sessions) {
+            checks.add(zk.exists(CellPaths.session(s)).thenAccept(stat -> {
+                if (stat == null) {
+                    expired.add(s);
+                }
+            }));
+        }
+        return CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new)).thenApply(v -> expired);
+    }
+
+    private CompletableFuture<List<String>> childrenOrEmpty(String path) {
+        return zk.children(path).exceptionally(err -> {
+            if (Zk.code(err) == Code.NONODE) {
+                return List.of();
+            }
+            throw Zk.translate(err);
+        });
+    }
+
+    // ------------------------------------------------------------------ drain
+
+    /** Stops taking acquires; answers every held call with UNAVAILABLE. Queued requests stay queued in ZooKeeper. */
+    public void drain() {
+        draining = true;
+        forEachWaiting(w -> fail(w, drainingError()));
+    }
+
+    private static WardenException drainingError() {
+        return WardenException.unavailable("this gateway is shutting down; repeat the call with the same request_id "
+                + "on another gateway to keep your place in the queue", null);
+    }
+
+    private void forEachWaiting(java.util.function.Consumer<Waiting> action) {
+        for (Set<Waiting> set : waiting.values()) {
+            for (Waiting w : set) {
+                action.accept(w);
+            }
+        }
+    }
+
+    public int pendingCount() {
+        return waiting.values().stream().mapToInt(Set::size).sum();
+    }
+
+    private static String lastSegment(String path) {
+        return path.substring(path.lastIndexOf('/') + 1);
+    }
+
+    /** One acquire call in progress on this gateway. */
+    private final class Waiting {
+        static final int WAITING = 0;
+        static final int TIMING_OUT = 1;
+        static final int DONE = 2;
+
+        final AcquireRequest req;
+        final String lockPath;
+        final String uuid;
+        final String node;
+        final long token;
+        final long startNanos;
+        final CompletableFuture<AcquireResult> future = new CompletableFuture<>();
+        final AtomicInteger state = new AtomicInteger(WAITING);
+        /** One watcher object per call, so re-arming a watch on the same blocker does not add another. */
+        final Watcher watcher;
+        /** Set once in start(), before any completion can run. */
+        volatile Clock.Cancellable timer;
+        /** Touched only by the evaluation chain (one at a time per call). */
+        volatile int evaluations;
+        volatile boolean tooMany;
+
+        Waiting(AcquireRequest req, String lockPath, String uuid, String node, long token, long startNanos) {
+            this.req = req;
+            this.lockPath = lockPath;
+            this.uuid = uuid;
+            this.node = node;
+            this.token = token;
+            this.startNanos = startNanos;
+            this.watcher = event -> {
+                if (event.getType() != Watcher.Event.EventType.None) {
+                    evaluate(this);
+                }
+            };
+        }
+    }
+
+
+}

@@ -1,0 +1,157 @@
+package io.warden.service.lock;
+
+import io.warden.service.api.LockName;
+import io.warden.service.api.LockPage;
+import io.warden.service.api.LockSummary;
+import io.warden.service.api.NamespaceStats;
+import io.warden.service.api.WardenException;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Zk;
+import org.apache.zookeeper.KeeperException.Code;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
+
+/**
+ * Lists live locks and per-namespace counts by walking {@code /locks} (a lock is live while its queue is not empty).
+ * Reads after a {@code sync}, but across many nodes, so a listing is a recent view, not a snapshot.
+ */
+public final class LockLister {
+    public static final int MAX_LIMIT = 1000;
+    private final Zk zk;
+    private final LockEngine engine;
+
+    public LockLister(Zk zk, LockEngine engine) {
+        this.zk = zk;
+        this.engine = engine;
+    }
+
+    private record Found(String name, LockQueue queue) {
+    }
+
+    public CompletableFuture<LockPage> locks(String namespace, String prefix, int limit, String after) {
+        try {
+            if (namespace != null) {
+                LockName.validateNamespace("namespace", namespace);
+            }
+            if (limit < 1 || limit > MAX_LIMIT) {
+                throw WardenException.invalid("limit", "must be between 1 and " + MAX_LIMIT + ", got " + limit);
+            }
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.sync(CellPaths.LOCKS).thenCompose(v -> namespaces(namespace)).thenCompose(spaces -> {
+            ConcurrentLinkedQueue<Found> found = new ConcurrentLinkedQueue<>();
+            List<CompletableFuture<Void>> walks = new ArrayList<>();
+            for (String ns : spaces) {
+                walks.add(walk(CellPaths.LOCKS + "/" + ns, ns, found));
+            }
+            return CompletableFuture.allOf(walks.toArray(CompletableFuture[]::new)).thenApply(x -> {
+                List<Found> all = new ArrayList<>(found);
+                all.sort(Comparator.comparing(Found::name));
+                List<LockSummary> page = new ArrayList<>();
+                String next = null;
+                for (Found f : all) {
+                    String relative = namespace == null ? f.name : f.name.substring(namespace.length() + 1);
+                    if (prefix != null && !relative.startsWith(prefix) || after != null && f.name.compareTo(after) <= 0) {
+                        continue;
+                    }
+                    if (page.size() == limit) {
+                        next = page.get(page.size() - 1).name();
+                        break;
+                    }
+                    page.add(new LockSummary(f.name, f.queue.mode(), f.queue.holders().size(), f.queue.waiters().size()));
+                }
+                return new LockPage(page, next, 0);
+            });
+        }).exceptionally(err -> {
+            throw Zk.translate(err);
+        });
+    }
+
+    public CompletableFuture<List<NamespaceStats>> namespaces() {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.sync(CellPaths.LOCKS).thenCompose(v -> namespaces(null)).thenCompose(spaces -> {
+            List<CompletableFuture<NamespaceStats>> stats = new ArrayList<>();
+            for (String ns : spaces) {
+                ConcurrentLinkedQueue<Found> found = new ConcurrentLinkedQueue<>();
+                stats.add(walk(CellPaths.LOCKS + "/" + ns, ns, found).thenCompose(x -> {
+                    List<CompletableFuture<List<NodeInfo>>> infos = new ArrayList<>();
+                    int holders = 0;
+                    int waiters = 0;
+                    for (Found f : found) {
+                        holders += f.queue.holders().size();
+                        waiters += f.queue.waiters().size();
+                        infos.add(engine.infos(CellPaths.LOCKS + "/" + f.name, f.queue.entries()));
+                    }
+                    int h = holders;
+                    int w = waiters;
+                    return CompletableFuture.allOf(infos.toArray(CompletableFuture[]::new)).thenApply(y -> {
+                        Set<String> sessions = new HashSet<>();
+                        for (CompletableFuture<List<NodeInfo>> i : infos) {
+                            for (NodeInfo info : i.join()) {
+                                if (info != null && info.sessionId() != null) {
+                                    sessions.add(info.sessionId());
+                                }
+                            }
+                        }
+                        return new NamespaceStats(ns, found.size(), h, w, sessions.size());
+                    });
+                }));
+            }
+            return CompletableFuture.allOf(stats.toArray(CompletableFuture[]::new)).thenApply(x -> {
+                List<NamespaceStats> out = new ArrayList<>();
+                stats.forEach(s -> out.add(s.join()));
+                out.sort(Comparator.comparing(NamespaceStats::namespace));
+                return out;
+            });
+        }).exceptionally(err -> {
+            throw Zk.translate(err);
+        });
+    }
+
+    private CompletableFuture<List<String>> namespaces(String only) {
+        if (only != null) {
+            return CompletableFuture.completedFuture(List.of(only));
+        }
+        return zk.children(CellPaths.LOCKS).exceptionally(err -> {
+            if (Zk.code(err) == Code.NONODE) {
+                return List.of();
+            }
+            throw Zk.translate(err);
+        });
+    }
+
+    /** Collects every live lock at or below {@code path}; segments of longer names are children not starting with '_'. */
+    private CompletableFuture<Void> walk(String path, String name, ConcurrentLinkedQueue<Found> found) {
+        return zk.children(path).handle((children, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    return CompletableFuture.<Void>completedFuture(null);
+                }
+                throw Zk.translate(err);
+            }
+            LockQueue q = LockQueue.of(children);
+            if (!q.isEmpty() && name.contains("/")) {
+                found.add(new Found(name, q));
+            }
+            List<CompletableFuture<Void>> deeper = new ArrayList<>();
+            for (String child : children) {
+                if (!child.startsWith("_")) {
+                    deeper.add(walk(path + "/" + child, name + "/" + child, found));
+                }
+            }
+            return CompletableFuture.allOf(deeper.toArray(CompletableFuture[]::new));
+        }).thenCompose(f -> f);
+    }
+}

@@ -1,0 +1,21 @@
+package io.warden.service.lock;
+
+import io.warden.service.api.Mode;
+
+/**
+ * What a queue node says about its request, with its token (czxid). {@code data} is null for a node that is not
+ * Warden's (a plain Curator client's lock node).
+ */
+record NodeInfo(String path, long token, Mode mode, QueueNodeData data) {
+    String sessionId() {
+        return data == null ? null : data.sessionId();
+    }
+
+    String clientId() {
+        return data == null ? "curator" : data.clientId();
+    }
+
+    String requestId() {
+        return data == null ? null : data.requestId();
+    }
+}

@@ -1,0 +1,56 @@
+package io.warden.service.lock;
+
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.apache.zookeeper.KeeperException;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Reads queue nodes' data and tokens, remembering them. A queue node's path is unique forever (its name carries a
+ * UUID) and its data never changes, so a cached entry can be stale only in that the node is gone — and callers look up
+ * only nodes they have just seen among a lock's children.
+ *
+ * <p>Concurrency: a {@link ConcurrentHashMap}; bounded by clearing it when it grows past {@link #MAX_ENTRIES}.
+ */
+final class NodeInfoCache {
+    static final int MAX_ENTRIES = 50_000;
+    private final Zk zk;
+    private final ConcurrentHashMap<String, NodeInfo> cache = new ConcurrentHashMap<>();
+
+    NodeInfoCache(Zk zk) {
+        this.zk = zk;
+    }
+
+    void put(NodeInfo info) {
+        if (cache.size() >= MAX_ENTRIES) {
+            cache.clear();
+        }
+        cache.put(info.path(), info);
+    }
+
+    void forget(String path) {
+        cache.remove(path);
+    }
+
+    /** The node's info, or null when the node no longer exists. */
+    CompletableFuture<NodeInfo> get(String lockPath, QueueEntry entry) {
+        String path = lockPath + "/" + entry.node();
+        NodeInfo cached = cache.get(path);
+        if (cached != null) {
+            return CompletableFuture.completedFuture(cached);
+        }
+        return zk.data(path).handle((ds, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == KeeperException.Code.NONODE) {
+                    return null;
+                }
+                throw Zk.translate(err);
+            }
+            NodeInfo info = new NodeInfo(path, ds.stat().getCzxid(), entry.mode(), Json.readOrNull(ds.data(), QueueNodeData.class));
+            put(info);
+            return info;
+        });
+    }
+}

@@ -1,0 +1,103 @@
+package io.warden.service.metrics;
+
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.zookeeper.KeeperException;
+
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Supplier;
+
+/**
+ * The gateway's engine metrics (Micrometer; exported as Prometheus text at {@code /metrics}):
+ * <ul>
+ *   <li>{@code warden_acquire_seconds{outcome}} — acquire latency by outcome (granted, queued, timed_out, error)</li>
+ *   <li>{@code warden_handoff_seconds} — from a release on this gateway to the next grant it promotes here</li>
+ *   <li>{@code warden_queue_depth} — queue length seen by each acquire; {@code warden_waiters_pending} — held calls</li>
+ *   <li>{@code warden_grants_total}, {@code warden_releases_total{result}}, {@code warden_sessions_tracked},
+ *       {@code warden_sessions_expired_total}, {@code warden_keepalives_total{result}}</li>
+ *   <li>{@code warden_zk_connected}, {@code warden_zk_connection_state_total{state}},
+ *       {@code warden_zk_operation_seconds{op,result}}</li>
+ * </ul>
+ * Thread-safety: safe for concurrent use (Micrometer meters are).
+ */
+public final class WardenMetrics {
+    private final MeterRegistry registry;
+    private final AtomicInteger connected = new AtomicInteger();
+    private final AtomicInteger pendingWaiters = new AtomicInteger();
+
+    public WardenMetrics(MeterRegistry registry) {
+        this.registry = registry;
+        Gauge.builder("warden.zk.connected", connected, AtomicInteger::get)
+                .description("1 while this gateway is connected to ZooKeeper").register(registry);
+        Gauge.builder("warden.waiters.pending", pendingWaiters, AtomicInteger::get)
+                .description("acquire calls held open on this gateway").register(registry);
+    }
+
+    /** Metrics that go nowhere, for tools and tests that do not read them. */
+    public static WardenMetrics noop() {
+        return new WardenMetrics(new SimpleMeterRegistry());
+    }
+
+    public MeterRegistry registry() {
+        return registry;
+    }
+
+    public void trackedSessions(Supplier<Number> count) {
+        Gauge.builder("warden.sessions.tracked", count).description("sessions whose TTL this gateway tracks").register(registry);
+    }
+
+    public void acquire(String outcome, long nanos) {
+        Timer.builder("warden.acquire").description("acquire latency by outcome").tag("outcome", outcome)
+                .publishPercentileHistogram().register(registry).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void handoff(long nanos) {
+        Timer.builder("warden.handoff").description("release to the next grant").publishPercentileHistogram()
+                .register(registry).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    public void queueDepth(int depth) {
+        registry.summary("warden.queue.depth").record(depth);
+    }
+
+    public void grant() {
+        Counter.builder("warden.grants").description("grants made").register(registry).increment();
+    }
+
+    public void release(boolean released) {
+        Counter.builder("warden.releases").tag("result", released ? "released" : "noop").register(registry).increment();
+    }
+
+    public void sessionExpired() {
+        Counter.builder("warden.sessions.expired").description("sessions expired by TTL").register(registry).increment();
+    }
+
+    public void keepalive(String result) {
+        Counter.builder("warden.keepalives").tag("result", result).register(registry).increment();
+    }
+
+    public void waiterAdded() {
+        pendingWaiters.incrementAndGet();
+    }
+
+    public void waiterDone() {
+        pendingWaiters.decrementAndGet();
+    }
+
+    public void connectionState(ConnectionState state) {
+        connected.set(state.isConnected() ? 1 : 0);
+        Counter.builder("warden.zk.connection.state").tag("state", state.name()).register(registry).increment();
+    }
+
+    public void zkOperation(String op, long nanos, int resultCode) {
+        String result = resultCode == 0 ? "ok" : KeeperException.Code.get(resultCode) == null ? "error" : KeeperException.Code.get(resultCode).name().toLowerCase();
+        Timer.builder("warden.zk.operation").tag("op", op).tag("result", result).register(registry)
+                .record(Duration.ofNanos(nanos));
+    }
+}

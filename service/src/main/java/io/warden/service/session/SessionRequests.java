@@ -1,0 +1,91 @@
+package io.warden.service.session;
+
+import io.warden.service.api.LockName;
+import io.warden.service.api.Mode;
+import io.warden.service.lock.LockQueue;
+import io.warden.service.lock.QueueEntry;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.apache.zookeeper.KeeperException.Code;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Reads a session's requests from ZooKeeper: its request records, and for each the queue node and whether it
+ * holds. Any gateway can rebuild a session's state this way, which is what adoption and takeover rely on.
+ */
+final class SessionRequests {
+    /**
+     * One request of a session. {@code node} is null when the record exists but its queue node does not (it can
+     * only happen if someone deleted the node by hand); {@code holds} says whether it holds the lock now.
+     */
+    record Request(String uuid, LockName name, Mode mode, String requestId, long token, String node, boolean holds) {
+        String nodePath() {
+            return CellPaths.lock(name) + "/" + node;
+        }
+    }
+
+    private final Zk zk;
+
+    SessionRequests(Zk zk) {
+        this.zk = zk;
+    }
+
+    /** The session's requests; fails with NONODE (KeeperException) when the session record is gone. */
+    CompletableFuture<List<Request>> load(String sessionId) {
+        return zk.children(CellPaths.session(sessionId)).thenCompose(uuids -> {
+            List<CompletableFuture<Optional<Record>>> reads = new ArrayList<>();
+            for (String uuid : uuids) {
+                reads.add(zk.data(CellPaths.sessionRequest(sessionId, uuid)).handle((ds, err) -> {
+                    if (err != null) {
+                        if (Zk.code(err) == Code.NONODE) {
+                            return Optional.empty(); // released meanwhile
+                        }
+                        throw Zk.translate(err);
+                    }
+                    RequestRecord r = Json.readOrNull(ds.data(), RequestRecord.class);
+                    return r == null ? Optional.empty() : Optional.of(new Record(uuid, r, ds.stat().getCzxid()));
+                }));
+            }
+            return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+                Map<String, List<Record>> byName = new HashMap<>();
+                for (CompletableFuture<Optional<Record>> r : reads) {
+                    r.join().ifPresent(rec -> byName.computeIfAbsent(rec.record.name(), k -> new ArrayList<>()).add(rec));
+                }
+                List<CompletableFuture<List<Request>>> perLock = new ArrayList<>();
+                for (Map.Entry<String, List<Record>> e : byName.entrySet()) {
+                    LockName name = LockName.parse(e.getKey());
+                    perLock.add(zk.children(CellPaths.lock(name)).handle((children, err) -> {
+                        if (err != null && Zk.code(err) != Code.NONODE) {
+                            throw Zk.translate(err);
+                        }
+                        LockQueue q = LockQueue.of(children == null ? List.of() : children);
+                        List<Request> out = new ArrayList<>();
+                        for (Record rec : e.getValue()) {
+                            Optional<QueueEntry> entry = q.byId(rec.uuid);
+                            String node = entry.map(QueueEntry::node).orElse(null);
+                            boolean holds = entry.isPresent() && q.holds(q.indexOf(node));
+                            out.add(new Request(rec.uuid, name, rec.record.mode(), rec.record.requestId(), rec.czxid, node, holds));
+                        }
+                        return out;
+                    }));
+                }
+                return CompletableFuture.allOf(perLock.toArray(CompletableFuture[]::new)).thenApply(x -> {
+                    List<Request> all = new ArrayList<>();
+                    perLock.forEach(f -> all.addAll(f.join()));
+                    all.sort((a, b) -> Long.compare(a.token(), b.token()));
+                    return all;
+                });
+            });
+        });
+    }
+
+    private record Record(String uuid, RequestRecord record, long czxid) {
+    }
+}

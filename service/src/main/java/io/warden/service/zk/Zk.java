@@ -1,0 +1,243 @@
+package io.warden.service.zk;
+
+import io.warden.service.api.WardenException;
+import io.warden.service.metrics.WardenMetrics;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.BackgroundCallback;
+import org.apache.curator.framework.api.CuratorEvent;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.function.Function;
+
+/**
+ * The engine's ZooKeeper I/O: Curator background operations turned into {@link CompletableFuture}s, so no
+ * request thread ever waits on ZooKeeper. Paths are relative to the cell's chroot (Curator's namespace).
+ *
+ * <p>Concurrency: futures complete on Curator's event thread. Continuations must not block; they may start
+ * more operations. {@code connected} is written by Curator's connection-state thread and read anywhere.
+ *
+ * <p>Errors: a ZooKeeper error completes the future with {@link KeeperException} (callers match on its code);
+ * {@link #failFast()} turns a lost connection into {@link WardenException} UNAVAILABLE before anything is sent.
+ */
+public final class Zk {
+    private final CuratorFramework client;
+    private final WardenMetrics metrics;
+    private volatile boolean connected;
+
+    public Zk(CuratorFramework client, WardenMetrics metrics) {
+        this.client = client;
+        this.metrics = metrics;
+        this.connected = client.getZookeeperClient().isConnected();
+        client.getConnectionStateListenable().addListener((c, state) -> {
+            connected = state.isConnected();
+            metrics.connectionState(state);
+        });
+    }
+
+    public CuratorFramework client() {
+        return client;
+    }
+
+    public boolean connected() {
+        return connected;
+    }
+
+    /** Throws UNAVAILABLE at once when ZooKeeper is not connected: the API answers 503 quickly instead of hanging. */
+    public void failFast() {
+        if (!connected) {
+            throw WardenException.unavailable("ZooKeeper is not reachable from this gateway (no quorum or no connection); try again shortly", null);
+        }
+    }
+
+    public CompletableFuture<List<String>> children(String path) {
+        return call("getChildren", (cb) -> client.getChildren().inBackground(cb).forPath(path), CuratorEvent::getChildren);
+    }
+
+    /** Children and the parent's stat (its pzxid is the zxid of the last change to the children). */
+    public CompletableFuture<ChildrenAndStat> childrenAndStat(String path) {
+        return call("getChildren", (cb) -> client.getChildren().inBackground(cb).forPath(path),
+                e -> new ChildrenAndStat(e.getChildren(), e.getStat()));
+    }
+
+    public CompletableFuture<DataAndStat> data(String path) {
+        return call("getData", (cb) -> client.getData().inBackground(cb).forPath(path),
+                e -> new DataAndStat(e.getData(), e.getStat()));
+    }
+
+    /** Reads the data and leaves a one-shot watch on the node. */
+    public CompletableFuture<DataAndStat> dataWatched(String path, Watcher watcher) {
+        return call("getData", (cb) -> client.getData().usingWatcher(watcher).inBackground(cb).forPath(path),
+                e -> new DataAndStat(e.getData(), e.getStat()));
+    }
+
+    /** The node's stat, or null when it does not exist. */
+    public CompletableFuture<Stat> exists(String path) {
+        return call("exists", (cb) -> client.checkExists().inBackground(cb).forPath(path), CuratorEvent::getStat);
+    }
+
+    /** The node's stat (null when absent), leaving a one-shot watch that fires on its deletion or creation. */
+    public CompletableFuture<Stat> existsWatched(String path, Watcher watcher) {
+        return call("exists", (cb) -> client.checkExists().usingWatcher(watcher).inBackground(cb).forPath(path), CuratorEvent::getStat);
+    }
+
+    public CompletableFuture<String> create(String path, byte[] data, CreateMode mode, boolean parentsAsContainers) {
+        return call("create", (cb) -> {
+            if (parentsAsContainers) {
+                client.create().creatingParentContainersIfNeeded().withMode(mode).inBackground(cb).forPath(path, data);
+            } else {
+                client.create().withMode(mode).inBackground(cb).forPath(path, data);
+            }
+        }, CuratorEvent::getName);
+    }
+
+    public CompletableFuture<Stat> setData(String path, byte[] data, int version) {
+        return call("setData", (cb) -> client.setData().withVersion(version).inBackground(cb).forPath(path, data), CuratorEvent::getStat);
+    }
+
+    public CompletableFuture<Void> delete(String path, int version) {
+        return call("delete", (cb) -> client.delete().withVersion(version).inBackground(cb).forPath(path), e -> (Void) null);
+    }
+
+    /** Flushes the channel between this gateway's server and the leader, so the next read is linearizable. */
+    public CompletableFuture<Void> sync(String path) {
+        return call("sync", (cb) -> client.sync().inBackground(cb).forPath(path), e -> (Void) null);
+    }
+
+    /**
+     * A ZooKeeper {@code multi}: all or nothing. On failure the future fails with {@link MultiFailure}, which says
+     * which operation failed and why.
+     */
+    public CompletableFuture<List<CuratorTransactionResult>> multi(List<CuratorOp> ops) {
+        long start = System.nanoTime();
+        CompletableFuture<List<CuratorTransactionResult>> f = new CompletableFuture<>();
+        BackgroundCallback cb = (c, event) -> {
+            metrics.zkOperation("multi", System.nanoTime() - start, event.getResultCode());
+            if (event.getResultCode() == 0) {
+                f.complete(event.getOpResults());
+            } else {
+                f.completeExceptionally(new MultiFailure(KeeperException.Code.get(event.getResultCode()), event.getOpResults()));
+            }
+        };
+        try {
+            client.transaction().inBackground(cb).forOperations(ops);
+        } catch (Exception e) {
+            f.completeExceptionally(e);
+        }
+        return f;
+    }
+
+    /** Builds transaction operations ({@code zk.ops().create()...}). */
+    public org.apache.curator.framework.api.transaction.TransactionOp ops() {
+        return client.transactionOp();
+    }
+
+
+    private interface Starter {
+        void start(BackgroundCallback cb) throws Exception;
+    }
+
+    private <T> CompletableFuture<T> call(String op, Starter starter, Function<CuratorEvent, T> result) {
+        long start = System.nanoTime();
+        CompletableFuture<T> f = new CompletableFuture<>();
+        BackgroundCallback cb = (c, event) -> {
+            int rc = event.getResultCode();
+            metrics.zkOperation(op, System.nanoTime() - start, rc);
+            if (rc == 0) {
+                try {
+                    f.complete(result.apply(event));
+                } catch (RuntimeException e) {
+                    f.completeExceptionally(e);
+                }
+            } else if (rc == KeeperException.Code.NONODE.intValue() && op.equals("exists")) {
+                f.complete(null);
+            } else {
+                f.completeExceptionally(KeeperException.create(KeeperException.Code.get(rc), event.getPath()));
+            }
+        };
+        try {
+            starter.start(cb);
+        } catch (Exception e) {
+            f.completeExceptionally(e);
+        }
+        return f;
+    }
+
+    /** The KeeperException code of a failure (unwrapping CompletionException), or null when it is not one. */
+    public static KeeperException.Code code(Throwable t) {
+        Throwable c = unwrap(t);
+        if (c instanceof KeeperException ke) {
+            return ke.code();
+        }
+        if (c instanceof MultiFailure mf) {
+            return mf.code();
+        }
+        return null;
+    }
+
+    public static Throwable unwrap(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof java.util.concurrent.ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+
+    /** Maps ZooKeeper trouble that the client cannot fix to UNAVAILABLE; passes WardenExceptions through. */
+    public static RuntimeException translate(Throwable t) {
+        Throwable c = unwrap(t);
+        if (c instanceof WardenException we) {
+            return we;
+        }
+        KeeperException.Code code = code(c);
+        if (code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONEXPIRED
+                || code == KeeperException.Code.OPERATIONTIMEOUT || code == KeeperException.Code.SESSIONMOVED
+                || code == KeeperException.Code.NOTREADONLY) {
+            return WardenException.unavailable("ZooKeeper did not answer (" + code + "); try again shortly", c);
+        }
+        if (c instanceof RuntimeException re) {
+            return re;
+        }
+        return new IllegalStateException(c);
+    }
+
+    public record ChildrenAndStat(List<String> children, Stat stat) {
+    }
+
+    public record DataAndStat(byte[] data, Stat stat) {
+    }
+
+    /** A failed {@code multi}: the first error, and per-operation results (the failing one has a non-zero error). */
+    public static final class MultiFailure extends RuntimeException {
+        private final KeeperException.Code code;
+        private final List<CuratorTransactionResult> results;
+
+        MultiFailure(KeeperException.Code code, List<CuratorTransactionResult> results) {
+            super("multi failed: " + code, null, false, false);
+            this.code = code;
+            this.results = results == null ? List.of() : results;
+        }
+
+        public KeeperException.Code code() {
+            return code;
+        }
+
+        /** Index of the operation that failed, or -1 when ZooKeeper did not say. */
+        public int failedIndex() {
+            for (int i = 0; i < results.size(); i++) {
+                int err = results.get(i).getError();
+                if (err != 0 && err != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
+                    return i;
+                }
+            }
+            return -1;
+        }
+    }
+}

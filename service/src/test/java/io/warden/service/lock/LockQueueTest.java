@@ -1,0 +1,104 @@
+package io.warden.service.lock;
+
+import io.warden.service.api.LockView;
+import io.warden.service.api.Mode;
+import org.junit.jupiter.api.Test;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.Optional;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class LockQueueTest {
+
+    /** The rule of contract §2.5 in its plainest form: grant from the head while it can. */
+    private static List<Integer> modelHolders(List<Mode> queue) {
+        List<Integer> holders = new ArrayList<>();
+        for (int i = 0; i < queue.size(); i++) {
+            if (queue.get(i) == Mode.EXCLUSIVE) {
+                if (i == 0) {
+                    holders.add(0);
+                }
+                break;
+            }
+            holders.add(i);
+        }
+        return holders;
+    }
+
+    private static List<String> names(List<Mode> modes, int firstSeq) {
+        List<String> names = new ArrayList<>();
+        for (int i = 0; i < modes.size(); i++) {
+            names.add(QueueEntry.prefix("id" + i, modes.get(i)) + String.format("%010d", firstSeq + i));
+        }
+        return names;
+    }
+
+    @Test
+    void holders_matchTheModel_forEveryQueueUpToEightEntries() {
+        for (int n = 0; n <= 8; n++) {
+            for (int bits = 0; bits < (1 << n); bits++) {
+                List<Mode> modes = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    modes.add((bits >> i & 1) == 1 ? Mode.EXCLUSIVE : Mode.SHARED);
+                }
+                List<String> children = names(modes, 7);
+                List<String> shuffled = new ArrayList<>(children);
+                Collections.reverse(shuffled);
+                LockQueue q = LockQueue.of(shuffled);
+                List<Integer> expected = modelHolders(modes);
+
+                assertThat(q.entries()).extracting(QueueEntry::node).containsExactlyElementsOf(children);
+                for (int i = 0; i < n; i++) {
+                    assertThat(q.holds(i)).as("entry %d of %s", i, modes).isEqualTo(expected.contains(i));
+                    Optional<QueueEntry> blocker = q.blocker(i);
+                    if (expected.contains(i)) {
+                        assertThat(blocker).isEmpty();
+                    } else {
+                        int b = q.indexOf(blocker.orElseThrow().node());
+                        assertThat(b).isLessThan(i);
+                        if (modes.get(i) == Mode.EXCLUSIVE) {
+                            assertThat(b).as("an EXCLUSIVE waiter watches the entry just before it").isEqualTo(i - 1);
+                        } else {
+                            assertThat(modes.get(b)).isEqualTo(Mode.EXCLUSIVE);
+                            for (int k = b + 1; k < i; k++) {
+                                assertThat(modes.get(k)).as("nearest EXCLUSIVE").isEqualTo(Mode.SHARED);
+                            }
+                        }
+                    }
+                }
+                assertThat(q.holders()).hasSize(expected.size());
+                assertThat(q.holders().size() + q.waiters().size()).isEqualTo(n);
+                LockView.LockMode mode = n == 0 ? LockView.LockMode.FREE
+                        : modes.get(0) == Mode.EXCLUSIVE ? LockView.LockMode.EXCLUSIVE : LockView.LockMode.SHARED;
+                assertThat(q.mode()).isEqualTo(mode);
+            }
+        }
+    }
+
+    @Test
+    void order_isBySequenceNumber_notByName() {
+        LockQueue q = LockQueue.of(List.of("_c_zzz-__WRIT__0000000002", "_c_aaa-__WRIT__0000000010", "_c_mmm-__READ__0000000001"));
+        assertThat(q.entries()).extracting(QueueEntry::sequence).containsExactly(1L, 2L, 10L);
+        assertThat(q.holders()).extracting(QueueEntry::id).containsExactly("mmm");
+    }
+
+    @Test
+    void parse_readsCuratorAndWardenNames_andIgnoresLongerLockSegments() {
+        assertThat(QueueEntry.parse("_c_8c1d7f2e-1b2a-4c7e-9a0b-123456789abc-__WRIT__0000000042")).hasValueSatisfying(e -> {
+            assertThat(e.mode()).isEqualTo(Mode.EXCLUSIVE);
+            assertThat(e.sequence()).isEqualTo(42);
+            assertThat(e.id()).isEqualTo("8c1d7f2e-1b2a-4c7e-9a0b-123456789abc");
+        });
+        assertThat(QueueEntry.parse("__READ__0000000003")).hasValueSatisfying(e -> {
+            assertThat(e.mode()).isEqualTo(Mode.SHARED);
+            assertThat(e.id()).isNull();
+        });
+        assertThat(QueueEntry.parse("invoice-42")).isEmpty();
+        assertThat(QueueEntry.parse("_c_x-__WRIT__")).isEmpty();
+        assertThat(QueueEntry.parse("_c_x-__WRIT__12ab")).isEmpty();
+        assertThat(LockQueue.of(List.of("child-lock", "_c_a-__WRIT__0000000001")).entries()).hasSize(1);
+    }
+}

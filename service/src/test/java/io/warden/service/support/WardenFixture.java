@@ -1,0 +1,144 @@
+package io.warden.service.support;
+
+import io.warden.service.Gateway;
+import io.warden.service.api.AcquireRequest;
+import io.warden.service.api.AcquireResult;
+import io.warden.service.api.LockName;
+import io.warden.service.api.Mode;
+import io.warden.service.api.OnTimeout;
+import io.warden.service.api.Warden;
+import io.warden.service.config.WardenConfig;
+import io.warden.service.time.ManualClock;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryOneTime;
+import org.apache.curator.test.TestingServer;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * A real ZooKeeper ({@link TestingServer}) with gateways on a {@link ManualClock}, and a plain Curator client on the
+ * cell's chroot for looking at what the engine wrote. Close it after each test.
+ */
+public final class WardenFixture implements AutoCloseable {
+    public final TestingServer server;
+    public final ManualClock clock = new ManualClock();
+    public final CuratorFramework curator;
+    private final List<Gateway> gateways = new ArrayList<>();
+
+    static {
+        System.setProperty("zookeeper.4lw.commands.whitelist", "*");
+    }
+
+    public WardenFixture() throws Exception {
+        server = new TestingServer(true);
+        curator = CuratorFrameworkFactory.builder().connectString(server.getConnectString()).namespace("warden")
+                .retryPolicy(new RetryOneTime(100)).build();
+        curator.start();
+        curator.blockUntilConnected(10, TimeUnit.SECONDS);
+    }
+
+    public WardenConfig config() {
+        return WardenConfig.defaults().withZkConnect(server.getConnectString()).withHttpPort(0)
+                .withZkSessionTimeout(Duration.ofSeconds(4));
+    }
+
+    public Gateway gateway() {
+        return gateway(config());
+    }
+
+    public Gateway gateway(WardenConfig config) {
+        Gateway g = Gateway.start(config, clock);
+        gateways.add(g);
+        return g;
+    }
+
+    /** Opens a session and returns its id. */
+    public static String session(Warden w, String client, long ttlMs) {
+        return w.openSession(client, ttlMs, 0).join().sessionId();
+    }
+
+    public static AcquireRequest exclusive(String session, String name, long waitMs) {
+        return new AcquireRequest(session, LockName.parse(name), Mode.EXCLUSIVE, waitMs, UUID.randomUUID().toString(), OnTimeout.CANCEL);
+    }
+
+    public static AcquireRequest shared(String session, String name, long waitMs) {
+        return new AcquireRequest(session, LockName.parse(name), Mode.SHARED, waitMs, UUID.randomUUID().toString(), OnTimeout.CANCEL);
+    }
+
+    public static AcquireResult join(CompletableFuture<AcquireResult> f) {
+        return f.orTimeout(20, TimeUnit.SECONDS).join();
+    }
+
+    /** Waits for a condition that real ZooKeeper I/O makes true, with a deadline (no sleeps as synchronisation). */
+    public static void await(String what, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        while (!condition.getAsBoolean()) {
+            if (System.nanoTime() > deadline) {
+                throw new AssertionError("timed out waiting until " + what);
+            }
+            Thread.onSpinWait();
+            try {
+                Thread.sleep(5);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    /** The children of a lock node (empty when it does not exist). */
+    public List<String> queue(String name) throws Exception {
+        String path = "/locks/" + name;
+        return curator.checkExists().forPath(path) == null ? List.of() : curator.getChildren().forPath(path);
+    }
+
+    public int queueSize(String name) {
+        try {
+            return queue(name).size();
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Watches the test ZooKeeper server holds (all clients). */
+    public int watchCount() {
+        return watchesOnServer();
+    }
+
+    private int watchesOnServer() {
+        try (var socket = new java.net.Socket("127.0.0.1", server.getPort())) {
+            socket.getOutputStream().write("wchs".getBytes());
+            String out = new String(socket.getInputStream().readAllBytes());
+            var m = java.util.regex.Pattern.compile("Total watches:(\\d+)").matcher(out);
+            return m.find() ? Integer.parseInt(m.group(1)) : 0;
+        } catch (java.io.IOException e) {
+            return 0;
+        }
+    }
+
+    /** How many getChildren calls the gateway has made (its ZooKeeper operation metric). */
+    public double childReads(Gateway g) {
+        return meter(g, "getChildren");
+    }
+
+    private static double meter(Gateway g, String op) {
+        var timers = g.metrics().registry().find("warden.zk.operation").tag("op", op).timers();
+        return timers.stream().mapToDouble(t -> t.count()).sum();
+    }
+
+    @Override
+    public void close() throws Exception {
+        for (Gateway g : gateways) {
+            g.close();
+        }
+        curator.close();
+        server.close();
+    }
+}
