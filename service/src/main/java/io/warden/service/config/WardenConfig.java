@@ -6,10 +6,29 @@ import java.time.Duration;
 /**
  * Every setting of a gateway, with the defaults of contract §5. Each field has a flag
  * ({@code --http-port}), an environment variable ({@code WARDEN_HTTP_PORT}) and a YAML key
- * ({@code http-port}); see {@code ConfigLoader} and docs/configuration.md.
+ * ({@code http-port}); see {@link ConfigLoader} and docs/configuration.md.
  *
- * @param zkConnect   ZooKeeper connect string, or null to start the embedded server
- * @param chroot      the cell's chroot, e.g. {@code /warden}
+ * <p>The record itself does not validate (tests build odd configurations on purpose);
+ * {@link ConfigLoader} validates everything that comes from outside the process.
+ *
+ * @param httpHost              address the HTTP API binds to
+ * @param httpPort              HTTP port (0 = any free port)
+ * @param zkConnect             ZooKeeper connect string, or null to start the embedded server
+ * @param chroot                the cell's chroot, e.g. {@code /warden}
+ * @param dataDir               where the embedded ZooKeeper keeps its data ({@code <dataDir>/zookeeper})
+ * @param embeddedZkPort        client port of the embedded ZooKeeper (0 = any free port)
+ * @param zkSessionTimeout      the gateway's own ZooKeeper session timeout
+ * @param zkConnectionTimeout   Curator's connection timeout
+ * @param sessionTtlMin         smallest Warden session TTL granted (smaller requests are clamped up)
+ * @param sessionTtlMax         largest Warden session TTL granted (larger requests are clamped down)
+ * @param sessionTtlDefault     TTL of a session opened without {@code ttl_ms}
+ * @param maxRequestsPerSession holds plus queued requests per session
+ * @param maxWaitersPerLock     queued requests per lock name
+ * @param maxSessionsPerGateway sessions tracked by one gateway
+ * @param leaseNamespace        namespace of the simple lease API ({@code /lock/...})
+ * @param drainTimeout          how long SIGTERM waits for held calls before stopping
+ * @param maxBodyBytes          largest accepted HTTP request body
+ * @param gatewayId             this gateway's id, or null to generate one
  */
 public record WardenConfig(
         String httpHost,
@@ -81,5 +100,86 @@ public record WardenConfig(
         return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, value,
                 zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
                 maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId);
+    }
+
+    /** A builder starting from {@link #defaults()}. */
+    public static Builder builder() {
+        return new Builder(defaults());
+    }
+
+    /** A builder starting from this configuration. */
+    public Builder toBuilder() {
+        return new Builder(this);
+    }
+
+    /**
+     * Sets settings one by one; {@link #build()} makes the record. No validation here: that is
+     * {@link ConfigLoader}'s job. Not thread-safe.
+     */
+    public static final class Builder {
+        private String httpHost;
+        private int httpPort;
+        private String zkConnect;
+        private String chroot;
+        private Path dataDir;
+        private int embeddedZkPort;
+        private Duration zkSessionTimeout;
+        private Duration zkConnectionTimeout;
+        private Duration sessionTtlMin;
+        private Duration sessionTtlMax;
+        private Duration sessionTtlDefault;
+        private int maxRequestsPerSession;
+        private int maxWaitersPerLock;
+        private int maxSessionsPerGateway;
+        private String leaseNamespace;
+        private Duration drainTimeout;
+        private int maxBodyBytes;
+        private String gatewayId;
+
+        private Builder(WardenConfig c) {
+            httpHost = c.httpHost;
+            httpPort = c.httpPort;
+            zkConnect = c.zkConnect;
+            chroot = c.chroot;
+            dataDir = c.dataDir;
+            embeddedZkPort = c.embeddedZkPort;
+            zkSessionTimeout = c.zkSessionTimeout;
+            zkConnectionTimeout = c.zkConnectionTimeout;
+            sessionTtlMin = c.sessionTtlMin;
+            sessionTtlMax = c.sessionTtlMax;
+            sessionTtlDefault = c.sessionTtlDefault;
+            maxRequestsPerSession = c.maxRequestsPerSession;
+            maxWaitersPerLock = c.maxWaitersPerLock;
+            maxSessionsPerGateway = c.maxSessionsPerGateway;
+            leaseNamespace = c.leaseNamespace;
+            drainTimeout = c.drainTimeout;
+            maxBodyBytes = c.maxBodyBytes;
+            gatewayId = c.gatewayId;
+        }
+
+        public Builder httpHost(String v) { httpHost = v; return this; }
+        public Builder httpPort(int v) { httpPort = v; return this; }
+        public Builder zkConnect(String v) { zkConnect = v; return this; }
+        public Builder chroot(String v) { chroot = v; return this; }
+        public Builder dataDir(Path v) { dataDir = v; return this; }
+        public Builder embeddedZkPort(int v) { embeddedZkPort = v; return this; }
+        public Builder zkSessionTimeout(Duration v) { zkSessionTimeout = v; return this; }
+        public Builder zkConnectionTimeout(Duration v) { zkConnectionTimeout = v; return this; }
+        public Builder sessionTtlMin(Duration v) { sessionTtlMin = v; return this; }
+        public Builder sessionTtlMax(Duration v) { sessionTtlMax = v; return this; }
+        public Builder sessionTtlDefault(Duration v) { sessionTtlDefault = v; return this; }
+        public Builder maxRequestsPerSession(int v) { maxRequestsPerSession = v; return this; }
+        public Builder maxWaitersPerLock(int v) { maxWaitersPerLock = v; return this; }
+        public Builder maxSessionsPerGateway(int v) { maxSessionsPerGateway = v; return this; }
+        public Builder leaseNamespace(String v) { leaseNamespace = v; return this; }
+        public Builder drainTimeout(Duration v) { drainTimeout = v; return this; }
+        public Builder maxBodyBytes(int v) { maxBodyBytes = v; return this; }
+        public Builder gatewayId(String v) { gatewayId = v; return this; }
+
+        public WardenConfig build() {
+            return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
+                    zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
+                    maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId);
+        }
     }
 }

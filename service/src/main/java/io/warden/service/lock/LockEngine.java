@@ -64,6 +64,11 @@ public final class LockEngine {
     private final NodeInfoCache nodes;
     /** Held acquire calls on this gateway, by session id. */
     private final Map<String, Set<Waiting>> waiting = new ConcurrentHashMap<>();
+    /**
+     * Requests made through this gateway, by (session, lock path, token), so a release needs no reads. Only a hint:
+     * the release's multi fails harmlessly when the entry is stale, and a miss falls back to reading ZooKeeper.
+     */
+    private final Map<String, QueueEntry> made = new ConcurrentHashMap<>();
     /** When this gateway last released a hold of a lock path, for the handoff metric. */
     private final Map<String, Long> releasedAt = new ConcurrentHashMap<>();
     private volatile boolean draining;
@@ -147,6 +152,7 @@ public final class LockEngine {
             if (err == null) {
                 long token = results.get(1).getResultStat().getMzxid();
                 String node = lastSegment(results.get(2).getResultPath());
+                remember(req.sessionId(), lockPath, token, node);
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
                         new QueueNodeData(req.sessionId(), p.record().clientId(), req.requestId(), req.mode())));
                 return CompletableFuture.completedFuture(new Waiting(req, lockPath, uuid, node, token, start));
@@ -196,6 +202,7 @@ public final class LockEngine {
                 throw WardenException.invalid("request_id", "request " + req.requestId() + " was made with mode "
                         + entry.get().mode() + "; a retry must repeat it");
             }
+            remember(req.sessionId(), lockPath, token, entry.get().node());
             return new Waiting(req, lockPath, uuid, entry.get().node(), token, start);
         });
     }
@@ -386,6 +393,36 @@ public final class LockEngine {
             return CompletableFuture.failedFuture(e);
         }
         String lockPath = CellPaths.lock(name);
+        QueueEntry known = made.remove(sessionId + "|" + lockPath + "|" + token);
+        CompletableFuture<QueueEntry> found = known != null ? CompletableFuture.completedFuture(known) : find(sessionId, lockPath, token);
+        return found.thenCompose(entry -> {
+            if (entry == null) {
+                log.debug("release of {} by session {} with token {}: no such hold (stale or foreign token)", name, sessionId, token);
+                metrics.release(false);
+                return CompletableFuture.completedFuture(false);
+            }
+            String nodePath = lockPath + "/" + entry.node();
+            return deleteRequest(nodePath, CellPaths.sessionRequest(sessionId, entry.id())).thenCompose(deleted -> {
+                if (!deleted && known != null) {
+                    // The hint was stale; ask ZooKeeper (which also says 404 when the session is gone).
+                    return find(sessionId, lockPath, token).thenCompose(e -> e == null ? CompletableFuture.completedFuture(false)
+                            : deleteRequest(lockPath + "/" + e.node(), CellPaths.sessionRequest(sessionId, e.id())));
+                }
+                return CompletableFuture.completedFuture(deleted);
+            }).thenApply(deleted -> {
+                metrics.release(deleted);
+                if (deleted) {
+                    releasedAt.put(lockPath, clock.read());
+                    log.debug("released {} token {} of session {}", name, token, sessionId);
+                    notifyRemoved(sessionId, entry.id());
+                }
+                return deleted;
+            });
+        });
+    }
+
+    /** Reads which of the session's queue nodes on this lock has this token; null when none. */
+    private CompletableFuture<QueueEntry> find(String sessionId, String lockPath, long token) {
         CompletableFuture<List<String>> requests = zk.children(CellPaths.session(sessionId)).exceptionally(err -> {
             if (Zk.code(err) == Code.NONODE) {
                 throw WardenException.sessionNotFound(sessionId);
@@ -402,23 +439,14 @@ public final class LockEngine {
                 }
             }
             return candidates;
-        }).thenCompose(candidates -> matchToken(sessionId, lockPath, candidates, token, 0)).thenCompose(entry -> {
-            if (entry == null) {
-                log.debug("release of {} by session {} with token {}: no such hold (stale or foreign token)", name, sessionId, token);
-                metrics.release(false);
-                return CompletableFuture.completedFuture(false);
-            }
-            String nodePath = lockPath + "/" + entry.node();
-            return deleteRequest(nodePath, CellPaths.sessionRequest(sessionId, entry.id())).thenApply(deleted -> {
-                metrics.release(deleted);
-                if (deleted) {
-                    releasedAt.put(lockPath, clock.read());
-                    log.debug("released {} token {} of session {}", name, token, sessionId);
-                    notifyRemoved(sessionId, entry.id());
-                }
-                return deleted;
-            });
-        });
+        }).thenCompose(candidates -> matchToken(sessionId, lockPath, candidates, token, 0));
+    }
+
+    private void remember(String sessionId, String lockPath, long token, String node) {
+        if (made.size() >= NodeInfoCache.MAX_ENTRIES) {
+            made.clear();
+        }
+        QueueEntry.parse(node).ifPresent(e -> made.put(sessionId + "|" + lockPath + "|" + token, e));
     }
 
     private CompletableFuture<QueueEntry> matchToken(String sessionId, String lockPath, List<QueueEntry> candidates, long token, int i) {

@@ -1,0 +1,310 @@
+package io.warden.service.config;
+
+import java.nio.file.InvalidPathException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Locale;
+import java.util.function.BiConsumer;
+import java.util.function.Function;
+import java.util.regex.Pattern;
+
+/**
+ * The table of settings: one row per {@link WardenConfig} component, with its key, environment variable,
+ * value kind (how it parses and what it allows), help text and where it goes in the record.
+ * The flag is {@code --key}, the YAML key is {@code key}, the environment variable is
+ * {@code WARDEN_KEY} in upper snake case (except {@code zk}: {@code WARDEN_ZK_CONNECT}).
+ */
+enum Setting {
+    HTTP_HOST("http-host", Kind.HOST, "address the HTTP API and console bind to",
+            WardenConfig::httpHost, (b, v) -> b.httpHost((String) v)),
+    HTTP_PORT("http-port", Kind.PORT, "HTTP port of the API and console (0 = any free port)",
+            WardenConfig::httpPort, (b, v) -> b.httpPort((Integer) v)),
+    ZK("zk", "WARDEN_ZK_CONNECT", Kind.ZK_CONNECT,
+            "ZooKeeper ensemble to join, host:port,...; unset = start an embedded ZooKeeper server",
+            WardenConfig::zkConnect, (b, v) -> b.zkConnect((String) v)),
+    CHROOT("chroot", Kind.CHROOT, "the cell's root node in ZooKeeper; every gateway of a cell uses the same",
+            WardenConfig::chroot, (b, v) -> b.chroot((String) v)),
+    DATA_DIR("data-dir", Kind.PATH, "embedded ZooKeeper only: its data and transaction logs live in <data-dir>/zookeeper",
+            WardenConfig::dataDir, (b, v) -> b.dataDir((Path) v)),
+    EMBEDDED_ZK_PORT("embedded-zk-port", Kind.PORT,
+            "embedded ZooKeeper only: its client port on 127.0.0.1 (0 = any free port)",
+            WardenConfig::embeddedZkPort, (b, v) -> b.embeddedZkPort((Integer) v)),
+    ZK_SESSION_TIMEOUT_MS("zk-session-timeout-ms", Kind.DURATION_MS,
+            "the gateway's own ZooKeeper session timeout: how soon a dead gateway's sessions are adopted",
+            WardenConfig::zkSessionTimeout, (b, v) -> b.zkSessionTimeout((Duration) v)),
+    ZK_CONNECTION_TIMEOUT_MS("zk-connection-timeout-ms", Kind.DURATION_MS,
+            "how long one attempt to connect to ZooKeeper may take",
+            WardenConfig::zkConnectionTimeout, (b, v) -> b.zkConnectionTimeout((Duration) v)),
+    SESSION_TTL_MIN_MS("session-ttl-min-ms", Kind.DURATION_MS,
+            "smallest session TTL granted; a smaller ttl_ms is raised to it",
+            WardenConfig::sessionTtlMin, (b, v) -> b.sessionTtlMin((Duration) v)),
+    SESSION_TTL_MAX_MS("session-ttl-max-ms", Kind.DURATION_MS,
+            "largest session TTL granted; a larger ttl_ms is lowered to it",
+            WardenConfig::sessionTtlMax, (b, v) -> b.sessionTtlMax((Duration) v)),
+    SESSION_TTL_DEFAULT_MS("session-ttl-default-ms", Kind.DURATION_MS,
+            "TTL of a session opened without ttl_ms (min <= default <= max)",
+            WardenConfig::sessionTtlDefault, (b, v) -> b.sessionTtlDefault((Duration) v)),
+    MAX_REQUESTS_PER_SESSION("max-requests-per-session", Kind.POSITIVE_INT,
+            "holds plus queued requests one session may have (429 past it)",
+            WardenConfig::maxRequestsPerSession, (b, v) -> b.maxRequestsPerSession((Integer) v)),
+    MAX_WAITERS_PER_LOCK("max-waiters-per-lock", Kind.POSITIVE_INT,
+            "queued requests one lock name may have (429 past it)",
+            WardenConfig::maxWaitersPerLock, (b, v) -> b.maxWaitersPerLock((Integer) v)),
+    MAX_SESSIONS_PER_GATEWAY("max-sessions-per-gateway", Kind.POSITIVE_INT,
+            "sessions one gateway tracks (429 past it)",
+            WardenConfig::maxSessionsPerGateway, (b, v) -> b.maxSessionsPerGateway((Integer) v)),
+    LEASE_NAMESPACE("lease-namespace", Kind.NAMESPACE,
+            "namespace of the simple lease API (/lock/acquire): resource r is the lock <namespace>/r",
+            WardenConfig::leaseNamespace, (b, v) -> b.leaseNamespace((String) v)),
+    DRAIN_TIMEOUT_MS("drain-timeout-ms", Kind.DURATION_MS,
+            "on SIGTERM, how long held calls may take to be answered before the gateway stops",
+            WardenConfig::drainTimeout, (b, v) -> b.drainTimeout((Duration) v)),
+    MAX_BODY_BYTES("max-body-bytes", Kind.POSITIVE_INT, "largest HTTP request body accepted (413 past it)",
+            WardenConfig::maxBodyBytes, (b, v) -> b.maxBodyBytes((Integer) v)),
+    GATEWAY_ID("gateway-id", Kind.GATEWAY_ID,
+            "this gateway's id in /gateways; unset = a random one per start",
+            WardenConfig::gatewayId, (b, v) -> b.gatewayId((String) v));
+
+    /** Longest duration setting, one day: longer than any sensible timeout, far from overflowing anything. */
+    static final long MAX_DURATION_MS = 86_400_000L;
+
+    private final String key;
+    private final String envVar;
+    private final Kind kind;
+    private final String help;
+    private final Function<WardenConfig, Object> getter;
+    private final BiConsumer<WardenConfig.Builder, Object> setter;
+
+    Setting(String key, Kind kind, String help, Function<WardenConfig, Object> getter,
+            BiConsumer<WardenConfig.Builder, Object> setter) {
+        this(key, "WARDEN_" + key.toUpperCase(Locale.ROOT).replace('-', '_'), kind, help, getter, setter);
+    }
+
+    Setting(String key, String envVar, Kind kind, String help, Function<WardenConfig, Object> getter,
+            BiConsumer<WardenConfig.Builder, Object> setter) {
+        this.key = key;
+        this.envVar = envVar;
+        this.kind = kind;
+        this.help = help;
+        this.getter = getter;
+        this.setter = setter;
+    }
+
+    /** The YAML key, and the flag without its {@code --}. */
+    String key() {
+        return key;
+    }
+
+    String flag() {
+        return "--" + key;
+    }
+
+    String envVar() {
+        return envVar;
+    }
+
+    Kind kind() {
+        return kind;
+    }
+
+    String help() {
+        return help;
+    }
+
+    /** The value of this setting in {@code config}. */
+    Object get(WardenConfig config) {
+        return getter.apply(config);
+    }
+
+    void set(WardenConfig.Builder builder, Object value) {
+        setter.accept(builder, value);
+    }
+
+    /** The default, as a person would type it. */
+    String defaultText() {
+        Object value = get(WardenConfig.defaults());
+        if (value == null) {
+            return this == ZK ? "(unset: embedded ZooKeeper)" : "(unset: generated)";
+        }
+        return kind.render(value);
+    }
+
+    static Setting byKey(String key) {
+        for (Setting s : values()) {
+            if (s.key.equals(key)) {
+                return s;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * How a value of a setting is written and what it may be. {@link #parse} throws
+     * {@link IllegalArgumentException} when the text is not allowed; the caller turns that into one
+     * {@link ConfigException} line with {@link #allowed()}.
+     */
+    enum Kind {
+        HOST("HOST", "a host name or IP address") {
+            @Override
+            Object parse(String text) {
+                require(text.length() <= 253 && HOST_PATTERN.matcher(text).matches());
+                return text;
+            }
+        },
+        PORT("PORT", "a port number 0-65535") {
+            @Override
+            Object parse(String text) {
+                return (int) wholeNumber(text, 0, 65_535);
+            }
+        },
+        ZK_CONNECT("HOST:PORT,...", "a ZooKeeper connect string host:port[,host:port...] without a chroot suffix"
+                + " (use --chroot)") {
+            @Override
+            Object parse(String text) {
+                require(text.length() <= 4096);
+                for (String server : text.split(",", -1)) {
+                    require(validServer(server.strip()));
+                }
+                return text;
+            }
+        },
+        CHROOT("PATH", "a ZooKeeper path like /warden: starts with '/', no trailing '/', no empty, '.' or '..'"
+                + " segments, segments of [A-Za-z0-9._:-], not under /zookeeper") {
+            @Override
+            Object parse(String text) {
+                require(text.length() <= 1024 && CHROOT_PATTERN.matcher(text).matches());
+                for (String segment : text.substring(1).split("/")) {
+                    require(!segment.equals(".") && !segment.equals(".."));
+                }
+                require(!text.equals("/zookeeper") && !text.startsWith("/zookeeper/"));
+                return text;
+            }
+        },
+        PATH("DIR", "a file system path") {
+            @Override
+            Object parse(String text) {
+                try {
+                    return Path.of(text);
+                } catch (InvalidPathException e) {
+                    throw new IllegalArgumentException(e);
+                }
+            }
+        },
+        DURATION_MS("MS", "a whole number of milliseconds 1-" + Setting.MAX_DURATION_MS) {
+            @Override
+            Object parse(String text) {
+                return Duration.ofMillis(wholeNumber(text, 1, Setting.MAX_DURATION_MS));
+            }
+
+            @Override
+            String render(Object value) {
+                return Long.toString(((Duration) value).toMillis());
+            }
+        },
+        POSITIVE_INT("N", "a whole number 1-" + Integer.MAX_VALUE) {
+            @Override
+            Object parse(String text) {
+                return (int) wholeNumber(text, 1, Integer.MAX_VALUE);
+            }
+        },
+        NAMESPACE("NAME", "a namespace matching [a-z][a-z0-9-]{0,62}") {
+            @Override
+            Object parse(String text) {
+                require(NAMESPACE_PATTERN.matcher(text).matches());
+                return text;
+            }
+        },
+        GATEWAY_ID("ID", "1-64 characters of [A-Za-z0-9._-] starting with a letter or digit") {
+            @Override
+            Object parse(String text) {
+                require(GATEWAY_ID_PATTERN.matcher(text).matches());
+                return text;
+            }
+        };
+
+        private static final Pattern HOST_PATTERN = Pattern.compile("[A-Za-z0-9._:%\\[\\]-]+");
+        private static final Pattern CHROOT_PATTERN = Pattern.compile("(/[A-Za-z0-9._:-]+)+");
+        private static final Pattern NAMESPACE_PATTERN = Pattern.compile("[a-z][a-z0-9-]{0,62}");
+        private static final Pattern GATEWAY_ID_PATTERN = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+        private static final Pattern NUMBER_PATTERN = Pattern.compile("-?[0-9]{1,18}");
+        private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9._-]+");
+        private static final Pattern IPV6 = Pattern.compile("\\[[0-9A-Fa-f:.%]+]");
+
+        private final String metavar;
+        private final String allowed;
+
+        Kind(String metavar, String allowed) {
+            this.metavar = metavar;
+            this.allowed = allowed;
+        }
+
+        abstract Object parse(String text);
+
+        String render(Object value) {
+            return String.valueOf(value);
+        }
+
+        /** What a value looks like, for the usage text ({@code --http-port PORT}). */
+        String metavar() {
+            return metavar;
+        }
+
+        /** What is allowed, completing "expected ...". */
+        String allowed() {
+            return allowed;
+        }
+
+        private static void require(boolean ok) {
+            if (!ok) {
+                throw new IllegalArgumentException();
+            }
+        }
+
+        private static long wholeNumber(String text, long min, long max) {
+            require(NUMBER_PATTERN.matcher(text).matches());
+            long value = Long.parseLong(text);
+            require(value >= min && value <= max);
+            return value;
+        }
+
+        /** {@code host}, {@code host:port} or {@code [ipv6]:port}; a port, when given, is 1-65535. */
+        private static boolean validServer(String server) {
+            String host = server;
+            String port = null;
+            if (server.startsWith("[")) {
+                int close = server.indexOf(']');
+                if (close < 0) {
+                    return false;
+                }
+                host = server.substring(0, close + 1);
+                String rest = server.substring(close + 1);
+                if (!rest.isEmpty()) {
+                    if (!rest.startsWith(":")) {
+                        return false;
+                    }
+                    port = rest.substring(1);
+                }
+                if (!IPV6.matcher(host).matches()) {
+                    return false;
+                }
+            } else {
+                int colon = server.lastIndexOf(':');
+                if (colon >= 0) {
+                    host = server.substring(0, colon);
+                    port = server.substring(colon + 1);
+                }
+                if (!HOST_NAME.matcher(host).matches()) {
+                    return false;
+                }
+            }
+            if (port == null) {
+                return true;
+            }
+            if (!port.matches("[0-9]{1,5}")) {
+                return false;
+            }
+            int p = Integer.parseInt(port);
+            return p >= 1 && p <= 65_535;
+        }
+    }
+}
