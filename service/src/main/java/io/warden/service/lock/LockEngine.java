@@ -215,20 +215,6 @@ public final class LockEngine {
         }
         waiting.computeIfAbsent(w.req.sessionId(), k -> ConcurrentHashMap.newKeySet()).add(w);
         metrics.waiterAdded();
-        w.future.whenComplete((r, e) -> {
-            Set<Waiting> set = waiting.get(w.req.sessionId());
-            if (set != null) {
-                set.remove(w);
-                if (set.isEmpty()) {
-                    waiting.remove(w.req.sessionId(), set);
-                }
-            }
-            metrics.waiterDone();
-            Clock.Cancellable t = w.timer;
-            if (t != null) {
-                t.cancel();
-            }
-        });
         evaluate(w);
         return w.future;
     }
@@ -270,7 +256,7 @@ public final class LockEngine {
             }
             if (w.tooMany) {
                 if (w.state.compareAndSet(Waiting.WAITING, Waiting.TIMING_OUT)) {
-                    remove(w).whenComplete((v, e) -> w.future.completeExceptionally(WardenException.exhausted(
+                    remove(w).whenComplete((v, e) -> finishWithError(w, WardenException.exhausted(
                             "lock " + w.req.name() + " already has " + (q.entries().size() - 1)
                                     + " queued requests, the most allowed (max-waiters-per-lock)")));
                 }
@@ -306,21 +292,23 @@ public final class LockEngine {
                 // The grant stands; the holder list is a courtesy. Answer with ourselves.
                 holders = List.of();
             }
-            w.future.complete(new AcquireResult(Status.GRANTED, w.token, null, holders, Math.max(w.token, stat.getPzxid())));
+            finishOk(w, new AcquireResult(Status.GRANTED, w.token, null, holders, Math.max(w.token, stat.getPzxid())));
         });
     }
 
     private void onTimeout(Waiting w) {
         if (!w.state.compareAndSet(Waiting.WAITING, Waiting.TIMING_OUT)) {
+            log.debug("wait of request {} on {} ran out after it was answered (state {})", w.req.requestId(), w.req.name(), w.state.get());
             return;
         }
+        log.debug("wait of request {} on {} ran out ({} ms)", w.req.requestId(), w.req.name(), w.req.waitMs());
         zk.childrenAndStat(w.lockPath).whenComplete((cs, err) -> {
             if (err != null) {
                 if (Zk.code(err) == Code.NONODE) {
                     w.state.set(Waiting.WAITING);
                     gone(w);
                 } else {
-                    w.future.completeExceptionally(Zk.translate(err));
+                    finishWithError(w, Zk.translate(err));
                 }
                 return;
             }
@@ -342,17 +330,17 @@ public final class LockEngine {
     private void timeOut(Waiting w, LockQueue q, Stat stat) {
         int position = q.indexOf(w.node);
         if (w.req.onTimeout() == OnTimeout.KEEP) {
-            holders(w.lockPath, q).whenComplete((holders, err) -> w.future.complete(
+            holders(w.lockPath, q).whenComplete((holders, err) -> finishOk(w, 
                     new AcquireResult(Status.QUEUED, null, position, err == null ? holders : List.of(), stat.getPzxid())));
             return;
         }
         remove(w).thenCompose(v -> holders(w.lockPath, q)).whenComplete((holders, err) -> {
             if (err != null && !(Zk.unwrap(err) instanceof WardenException)) {
-                w.future.completeExceptionally(Zk.translate(err));
+                finishWithError(w, Zk.translate(err));
             } else if (err != null) {
-                w.future.completeExceptionally(Zk.unwrap(err));
+                finishWithError(w, Zk.unwrap(err));
             } else {
-                w.future.complete(new AcquireResult(Status.TIMED_OUT, null, null, holders, stat.getPzxid()));
+                finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, holders, stat.getPzxid()));
             }
         });
     }
@@ -370,16 +358,44 @@ public final class LockEngine {
         }
         zk.exists(CellPaths.session(w.req.sessionId())).whenComplete((stat, err) -> {
             if (err == null && stat == null) {
-                w.future.completeExceptionally(WardenException.sessionNotFound(w.req.sessionId()));
+                finishWithError(w, WardenException.sessionNotFound(w.req.sessionId()));
             } else {
-                w.future.complete(new AcquireResult(Status.TIMED_OUT, null, null, List.of(), 0));
+                finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, List.of(), 0));
             }
         });
     }
 
+    /**
+     * Answers the call, after forgetting it: a caller that sees the answer never sees the call still pending.
+     * (CompletableFuture runs dependents last-registered first, so clean-up cannot be a dependent.)
+     */
+    private void finishOk(Waiting w, AcquireResult result) {
+        forget(w);
+        w.future.complete(result);
+    }
+
+    private void finishWithError(Waiting w, Throwable error) {
+        forget(w);
+        w.future.completeExceptionally(error);
+    }
+
+    private void forget(Waiting w) {
+        Set<Waiting> set = waiting.get(w.req.sessionId());
+        if (set != null && set.remove(w)) {
+            metrics.waiterDone();
+            if (set.isEmpty()) {
+                waiting.remove(w.req.sessionId(), set);
+            }
+        }
+        Clock.Cancellable t = w.timer;
+        if (t != null) {
+            t.cancel();
+        }
+    }
+
     private void fail(Waiting w, RuntimeException e) {
         if (w.state.compareAndSet(Waiting.WAITING, Waiting.DONE)) {
-            w.future.completeExceptionally(e);
+            finishWithError(w, e);
         }
     }
 
@@ -522,9 +538,9 @@ public final class LockEngine {
 
     /** The session ended (closed or expired here): answer its held calls with SESSION_NOT_FOUND. */
     public void sessionEnded(String sessionId) {
-        Set<Waiting> set = waiting.remove(sessionId);
+        Set<Waiting> set = waiting.get(sessionId);
         if (set != null) {
-            for (Waiting w : set) {
+            for (Waiting w : List.copyOf(set)) {
                 fail(w, WardenException.sessionNotFound(sessionId));
             }
         }

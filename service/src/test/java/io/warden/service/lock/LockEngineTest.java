@@ -271,4 +271,29 @@ class LockEngineTest {
         assertThat(reads).as("getChildren reads for one handoff with %d waiters", waiters).isLessThanOrEqualTo(3);
         assertThat(calls.subList(1, waiters)).allMatch(f -> !f.isDone());
     }
+
+    @Test
+    void limits_perSessionAndPerLock_answerResourceExhausted_andChangeNothing() throws Exception {
+        Gateway small = fx.gateway(fx.config().withLimits(2, 2, 3));
+        Warden sw = small.warden();
+        String a = session(sw, "a", 60_000);
+        join(sw.acquire(exclusive(a, "lim/1", 0)));
+        AcquireRequest second = exclusive(a, "lim/2", 0);
+        join(sw.acquire(second));
+        assertThatThrownBy(() -> join(sw.acquire(exclusive(a, "lim/3", 0))))
+                .satisfies(e -> assertThat(code(e)).isEqualTo(WardenException.ErrorCode.RESOURCE_EXHAUSTED));
+        assertThat(fx.queue("lim/3")).isEmpty();
+        assertThat(join(sw.acquire(second)).status()).as("a retry of an existing request still works").isEqualTo(Status.GRANTED);
+
+        String b = session(sw, "b", 60_000);
+        String c = session(sw, "c", 60_000);
+        CompletableFuture<AcquireResult> bWaits = sw.acquire(exclusive(b, "lim/1", 60_000));
+        await("b waits", () -> small.pendingAcquires() == 1);
+        assertThatThrownBy(() -> join(sw.acquire(exclusive(c, "lim/1", 60_000))))
+                .satisfies(e -> assertThat(code(e)).isEqualTo(WardenException.ErrorCode.RESOURCE_EXHAUSTED));
+        await("the refused request is removed", () -> fx.queueSize("lim/1") == 2);
+        assertThatThrownBy(() -> sw.openSession("d", 60_000, 0).join())
+                .satisfies(e -> assertThat(code(e)).isEqualTo(WardenException.ErrorCode.RESOURCE_EXHAUSTED));
+        assertThat(bWaits).isNotDone();
+    }
 }

@@ -1,0 +1,108 @@
+package io.warden.service.http;
+
+import io.warden.service.api.LockName;
+import io.warden.service.api.Mode;
+import io.warden.service.api.OnTimeout;
+import io.warden.service.api.WardenException;
+import java.util.Arrays;
+import java.util.regex.Pattern;
+
+/**
+ * Checks of single request values (contract §3), shared by bodies, paths and query strings. Each throws an
+ * {@link WardenException.InvalidArgumentException} naming the field; none touches the engine.
+ */
+final class Fields {
+    /** Engine session ids are 128 random bits in lowercase hex. */
+    static final Pattern SESSION_ID = Pattern.compile("[0-9a-f]{32}");
+    static final Pattern REQUEST_ID = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
+    static final int MAX_CLIENT_ID = 128;
+    static final long MAX_LOCK_DELAY_MS = 60_000;
+    static final int DEFAULT_PAGE = 100;
+    static final int MAX_PAGE = 1000;
+
+    private Fields() {
+    }
+
+    static String sessionId(String field, String value) {
+        if (value == null || value.isEmpty()) {
+            throw WardenException.invalid(field, "is required");
+        }
+        if (!SESSION_ID.matcher(value).matches()) {
+            throw WardenException.invalid(field, "'" + abbreviate(value) + "' is not a session id (32 lowercase hex digits)");
+        }
+        return value;
+    }
+
+    static String requestId(String field, String value) {
+        if (!REQUEST_ID.matcher(value).matches()) {
+            throw WardenException.invalid(field, "must be 1-128 characters of [A-Za-z0-9._:-], got '" + abbreviate(value) + "'");
+        }
+        return value;
+    }
+
+    static String clientId(String field, String value) {
+        if (value.isEmpty()) {
+            throw WardenException.invalid(field, "must not be empty");
+        }
+        int length = value.codePointCount(0, value.length());
+        if (length > MAX_CLIENT_ID) {
+            throw WardenException.invalid(field, "is at most " + MAX_CLIENT_ID + " characters, got " + length);
+        }
+        if (value.codePoints().anyMatch(cp -> Character.isISOControl(cp) || Character.getType(cp) == Character.SURROGATE)) {
+            throw WardenException.invalid(field, "must be text without control characters or unpaired surrogates");
+        }
+        return value;
+    }
+
+    static LockName lockName(String field, String value) {
+        return LockName.parse(field, value);
+    }
+
+    static Mode mode(String field, String value) {
+        return enumValue(field, value, Mode.class);
+    }
+
+    static OnTimeout onTimeout(String field, String value) {
+        return enumValue(field, value, OnTimeout.class);
+    }
+
+    static long checkRange(String field, long value, long min, long max) {
+        if (value < min || value > max) {
+            String range = max == Long.MAX_VALUE ? "at least " + min : "between " + min + " and " + max;
+            throw WardenException.invalid(field, "must be " + range + ", got " + value);
+        }
+        return value;
+    }
+
+    /** A decimal integer from a query string: digits only (an optional leading minus), no fraction, no exponent. */
+    static long parseLong(String field, String text, long min, long max) {
+        if (text.isEmpty() || !text.matches("-?[0-9]{1,40}")) {
+            throw WardenException.invalid(field, "must be an integer, got '" + abbreviate(text) + "'");
+        }
+        long value;
+        try {
+            value = Long.parseLong(text);
+        } catch (NumberFormatException e) {
+            String range = max == Long.MAX_VALUE ? "at least " + min : "between " + min + " and " + max;
+            throw WardenException.invalid(field, "must be " + range + ", got " + abbreviate(text));
+        }
+        return checkRange(field, value, min, max);
+    }
+
+    private static <E extends Enum<E>> E enumValue(String field, String value, Class<E> type) {
+        // Exact, case-sensitive names: the contract spells them in capitals.
+        for (E e : type.getEnumConstants()) {
+            if (e.name().equals(value)) {
+                return e;
+            }
+        }
+        throw WardenException.invalid(field, "must be one of " + Arrays.toString(type.getEnumConstants())
+                + ", got '" + abbreviate(value) + "'");
+    }
+
+    /** For messages: at most 64 characters, control characters shown as '?'. */
+    static String abbreviate(String s) {
+        String shortened = s.length() <= 64 ? s : s.substring(0, 64) + "...";
+        return shortened.replaceAll("\\p{Cntrl}", "?");
+    }
+}

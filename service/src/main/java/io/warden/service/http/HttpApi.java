@@ -1,0 +1,225 @@
+package io.warden.service.http;
+
+import io.javalin.Javalin;
+import io.javalin.config.JavalinConfig;
+import io.javalin.http.Context;
+import io.javalin.http.Handler;
+import io.javalin.http.HandlerType;
+import io.javalin.http.HttpResponseException;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import io.warden.service.api.AcquireRequest;
+import io.warden.service.api.Warden;
+import io.warden.service.config.WardenConfig;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The gateway's HTTP API (contract §3) on Javalin/Jetty: the {@code /v1} calls, the lease API, health and
+ * metrics. It validates every request before anything reaches the {@link Warden}, holds waiting acquires
+ * without a thread ({@code ctx.future}), and answers every failure with a problem document made in one place
+ * ({@link Problems}).
+ *
+ * <p>Lifecycle: {@link #start} once, optionally {@link #beginDrain} (new calls get 503, held calls are still
+ * answered by the engine), then {@link #stop}.
+ *
+ * <p>Concurrency: {@code draining} is a volatile flag read by every request; {@code app} is written by
+ * {@link #start} and {@link #stop}, which the owner calls from one thread. Handlers share only immutable
+ * helpers.
+ */
+public final class HttpApi {
+    /** Held calls wait up to {@link AcquireRequest#MAX_WAIT_MS}; the servlet async timeout must never cut one short. */
+    static final long ASYNC_TIMEOUT_MS = AcquireRequest.MAX_WAIT_MS + 30_000;
+    /** A connection idle this long is closed; longer than any held call, so Jetty never times out a waiting acquire. */
+    static final long IDLE_TIMEOUT_MS = ASYNC_TIMEOUT_MS + 5_000;
+    static final String TIMER = "warden.http.requests";
+    private static final String ROUTE = "warden.route";
+    private static final String UNMATCHED = "unmatched";
+    private static final Set<String> DRAIN_EXEMPT = Set.of("/health/live", "/health/ready", "/metrics");
+    private static final Set<String> METHODS = Set.of("GET", "POST", "DELETE", "PUT", "PATCH", "HEAD", "OPTIONS");
+
+    private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
+
+    private final Warden warden;
+    private final WardenConfig config;
+    private final PrometheusMeterRegistry registry;
+    private final Json json = new Json();
+    private final Problems problems = new Problems(json);
+    private volatile boolean draining;
+    private volatile Javalin app;
+
+    public HttpApi(Warden warden, WardenConfig config, PrometheusMeterRegistry registry) {
+        this.warden = Objects.requireNonNull(warden, "warden");
+        this.config = Objects.requireNonNull(config, "config");
+        this.registry = Objects.requireNonNull(registry, "registry");
+    }
+
+    /** Starts serving on {@code host:port} (port 0 picks a free port; see {@link #port()}). */
+    public synchronized void start(String host, int port) {
+        if (app != null) {
+            throw new IllegalStateException("HttpApi already started on port " + port());
+        }
+        Javalin created = Javalin.create(cfg -> configure(cfg, host, port));
+        created.start();
+        app = created;
+        log.info("HTTP API listening on {}:{}", host, created.port());
+    }
+
+    /** The bound port; valid after {@link #start}. */
+    public int port() {
+        Javalin current = app;
+        if (current == null) {
+            throw new IllegalStateException("HttpApi not started");
+        }
+        return current.port();
+    }
+
+    /**
+     * From now on every new call except {@code /health/*} and {@code /metrics} is answered 503 UNAVAILABLE
+     * with {@code Retry-After}, and {@code /health/ready} reports not ready. Calls already held are untouched.
+     */
+    public void beginDrain() {
+        draining = true;
+    }
+
+    public boolean draining() {
+        return draining;
+    }
+
+    /**
+     * Stops the server; idempotent. After {@link #beginDrain} it first lets replies still in flight (held calls the
+     * engine has just answered) be written, for up to {@code config.drainTimeout()}; otherwise it stops at once.
+     */
+    public synchronized void stop() {
+        Javalin current = app;
+        if (current != null) {
+            current.jettyServer().server().setStopTimeout(draining ? config.drainTimeout().toMillis() : 0);
+            current.stop();
+            app = null;
+        }
+    }
+
+    private void configure(JavalinConfig cfg, String host, int port) {
+        cfg.startup.showJavalinBanner = false;
+        cfg.startup.showOldJavalinVersionWarning = false;
+        cfg.http.prefer405over404 = true;
+        cfg.http.generateEtags = false;
+        cfg.http.asyncTimeout = ASYNC_TIMEOUT_MS;
+        cfg.http.maxRequestSize = config.maxBodyBytes(); // we read bodies ourselves (Exchange.body); a backstop
+        cfg.jetty.addConnector((server, httpConfiguration) -> {
+            ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(httpConfiguration));
+            connector.setHost(host);
+            connector.setPort(port);
+            connector.setIdleTimeout(IDLE_TIMEOUT_MS);
+            return connector;
+        });
+        cfg.jetty.modifyServer(server -> {
+            server.setErrorHandler(new JettyProblemHandler(problems, json));
+            // Javalin nests its servlet context inside this wrapper; on stop it lets in-flight replies finish.
+            server.setHandler(new GracefulHandler());
+        });
+        cfg.requestLogger.http(this::record);
+        cfg.routes.exception(HttpResponseException.class, (e, ctx) -> problems.respond(ctx, e));
+        cfg.routes.exception(Exception.class, (e, ctx) -> problems.respond(ctx, e));
+        // Javalin's async timeout answers a bare 500; it cannot fire before the engine ends a wait (ASYNC_TIMEOUT_MS
+        // exceeds the longest wait_ms), but if it ever does, the client gets a problem document it can retry on.
+        cfg.routes.error(500, ctx -> {
+            if (ctx.resultInputStream() == null) {
+                problems.respond(ctx, new ProblemException(503, "UNAVAILABLE", "the lock engine did not answer in time; retry"));
+            }
+        });
+
+        Exchange exchange = new Exchange(json, problems, config.maxBodyBytes(), responseExecutor());
+        Requests requests = new Requests(json, config);
+        LockRoutes v1 = new LockRoutes(warden, requests, exchange);
+        LeaseRoutes lease = new LeaseRoutes(warden, requests, exchange);
+
+        route(cfg, HandlerType.POST, "/v1/sessions", v1::openSession);
+        route(cfg, HandlerType.GET, "/v1/sessions/{session_id}", v1::session);
+        route(cfg, HandlerType.POST, "/v1/sessions/{session_id}/keepalive", v1::keepalive);
+        route(cfg, HandlerType.DELETE, "/v1/sessions/{session_id}", v1::closeSession);
+        route(cfg, HandlerType.POST, "/v1/acquire", v1::acquire);
+        route(cfg, HandlerType.POST, "/v1/release", v1::release);
+        route(cfg, HandlerType.GET, "/v1/locks", v1::locks);
+        route(cfg, HandlerType.GET, LockRoutes.LOCKS_PREFIX + "<name>", v1::lock);
+        route(cfg, HandlerType.GET, "/v1/check", v1::check);
+        route(cfg, HandlerType.GET, "/v1/namespaces", v1::namespaces);
+        route(cfg, HandlerType.POST, "/lock/acquire", lease::acquire);
+        route(cfg, HandlerType.POST, "/lock/release", lease::release);
+        route(cfg, HandlerType.POST, "/lock/renew", lease::renew);
+        route(cfg, HandlerType.GET, "/health/live", ctx -> exchange.json(ctx, 200, new Replies.Health("UP")));
+        route(cfg, HandlerType.GET, "/health/ready", ctx -> ready(ctx, exchange));
+        route(cfg, HandlerType.GET, "/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
+                .result(registry.scrape()));
+    }
+
+    /** Registers {@code handler} behind the drain check and the one exception-to-problem mapping. */
+    private void route(JavalinConfig cfg, HandlerType method, String template, Handler handler) {
+        boolean exempt = DRAIN_EXEMPT.contains(template);
+        cfg.routes.addHttpHandler(method, template, ctx -> {
+            ctx.attribute(ROUTE, template);
+            try {
+                if (draining && !exempt) {
+                    throw ProblemException.draining();
+                }
+                handler.handle(ctx);
+            } catch (Exception | LinkageError | AssertionError e) {
+                problems.respond(ctx, e);
+            }
+        });
+    }
+
+    private void ready(Context ctx, Exchange exchange) {
+        boolean ready;
+        try {
+            ready = !draining && warden.ready();
+        } catch (RuntimeException e) {
+            log.debug("readiness check failed", e);
+            ready = false;
+        }
+        exchange.json(ctx, ready ? 200 : 503, new Replies.Health(ready ? "READY" : draining ? "DRAINING" : "NOT_READY"));
+    }
+
+    /** Per request: one timer sample tagged by route template (never the raw path), method and status; a debug line. */
+    private void record(Context ctx, Float executionMs) {
+        String route = Objects.requireNonNullElse(ctx.attribute(ROUTE), UNMATCHED);
+        String method = ctx.method().name();
+        String status = Integer.toString(ctx.statusCode());
+        long nanos = executionMs == null ? 0 : (long) (executionMs * 1_000_000.0);
+        Timer.builder(TIMER)
+                .description("HTTP requests by route template, method and status")
+                .tags("route", route, "method", METHODS.contains(method) ? method : "OTHER", "status", status)
+                .register(registry)
+                .record(nanos, TimeUnit.NANOSECONDS);
+        log.debug("{} {} -> {} in {} ms", method, ctx.path(), status, executionMs);
+    }
+
+    /**
+     * Replies to held calls are written on Jetty's own thread pool, never on the engine thread that completed
+     * the future. While the server stops, the pool refuses work; the reply is then written inline.
+     */
+    private Executor responseExecutor() {
+        return task -> {
+            Javalin current = app;
+            Server server = current == null ? null : current.jettyServer().server();
+            if (server == null) {
+                task.run();
+                return;
+            }
+            try {
+                server.getThreadPool().execute(task);
+            } catch (RejectedExecutionException e) {
+                task.run();
+            }
+        };
+    }
+}

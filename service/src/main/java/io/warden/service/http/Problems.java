@@ -1,0 +1,120 @@
+package io.warden.service.http;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.javalin.http.Context;
+import io.javalin.http.HttpResponseException;
+import io.warden.service.api.WardenException;
+import io.warden.service.api.WardenException.InvalidArgumentException;
+import java.util.Locale;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.ExecutionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The one place where failures become {@code application/problem+json} documents (contract §3):
+ * {@code {type, title, status, detail, code}}, plus {@code field} for INVALID_ARGUMENT and any extension the
+ * failure carries. Engine errors map by their {@link WardenException.ErrorCode}; HTTP-level errors
+ * ({@link ProblemException}, Javalin's 404/405) by their status; anything else is a bug: it is logged at
+ * error with a correlation id and answered 500 with that id, never with its message.
+ *
+ * <p>Client errors are logged at debug only: a bad request is the client's problem, not an operator's.
+ */
+final class Problems {
+    static final String CONTENT_TYPE = "application/problem+json";
+    static final String TYPE_PREFIX = "https://warden.dev/problems/";
+    /** Seconds a client should wait before retrying a 503 (another gateway may answer at once). */
+    static final String RETRY_AFTER_SECONDS = "1";
+
+    private static final Logger log = LoggerFactory.getLogger(Problems.class);
+
+    private final Json json;
+
+    Problems(Json json) {
+        this.json = json;
+    }
+
+    /** Writes the problem document for {@code failure} as the response of {@code ctx}. */
+    void respond(Context ctx, Throwable failure) {
+        ObjectNode doc = document(failure, ctx.method() + " " + ctx.path());
+        int status = doc.get("status").asInt();
+        ctx.status(status);
+        if (status == 503) {
+            ctx.header("Retry-After", RETRY_AFTER_SECONDS);
+        }
+        Throwable cause = unwrap(failure);
+        if (status == 405 && cause instanceof HttpResponseException e && !e.getDetails().isEmpty()) {
+            ctx.header("Allow", String.join(", ", e.getDetails().values()));
+        }
+        ctx.contentType(CONTENT_TYPE);
+        ctx.result(json.write(doc));
+    }
+
+    /** The problem document for a failure; {@code request} only names the call in the error log of a 500. */
+    ObjectNode document(Throwable failure, String request) {
+        Throwable t = unwrap(failure);
+        if (t instanceof WardenException e) {
+            ObjectNode doc = base(e.code().status(), e.code().name(), e.getMessage());
+            if (e instanceof InvalidArgumentException invalid) {
+                doc.put("field", invalid.field());
+            }
+            log.debug("{} failed: {}", request, e.getMessage());
+            return doc;
+        }
+        if (t instanceof ProblemException e) {
+            ObjectNode doc = base(e.status(), e.code(), e.getMessage());
+            for (Map.Entry<String, Object> x : e.extensions().entrySet()) {
+                doc.set(x.getKey(), json.tree(x.getValue()));
+            }
+            log.debug("{} failed: {}", request, e.getMessage());
+            return doc;
+        }
+        if (t instanceof HttpResponseException e && e.getStatus() >= 400 && e.getStatus() < 500) {
+            // Javalin's own answers: no route (404), wrong method (405).
+            int status = e.getStatus();
+            String code = switch (status) {
+                case 404 -> "NOT_FOUND";
+                case 405 -> "METHOD_NOT_ALLOWED";
+                case 413 -> "PAYLOAD_TOO_LARGE";
+                default -> "INVALID_ARGUMENT";
+            };
+            String detail = switch (status) {
+                case 404 -> "no such route: " + request;
+                case 405 -> "method not allowed: " + request;
+                default -> e.getMessage();
+            };
+            log.debug("{} failed: {} {}", request, status, detail);
+            return base(status, code, detail);
+        }
+        String correlationId = UUID.randomUUID().toString();
+        log.error("{} failed unexpectedly [correlation id {}]", request, correlationId, t);
+        ObjectNode doc = base(500, "INTERNAL", "internal error; quote correlation id " + correlationId);
+        doc.put("correlation_id", correlationId);
+        return doc;
+    }
+
+    private ObjectNode base(int status, String code, String detail) {
+        ObjectNode doc = json.object();
+        doc.put("type", TYPE_PREFIX + code.toLowerCase(Locale.ROOT).replace('_', '-'));
+        doc.put("title", title(code));
+        doc.put("status", status);
+        doc.put("detail", detail);
+        doc.put("code", code);
+        return doc;
+    }
+
+    /** "SESSION_NOT_FOUND" becomes "Session not found". */
+    private static String title(String code) {
+        String words = code.toLowerCase(Locale.ROOT).replace('_', ' ');
+        return Character.toUpperCase(words.charAt(0)) + words.substring(1);
+    }
+
+    static Throwable unwrap(Throwable t) {
+        while ((t instanceof CompletionException || t instanceof ExecutionException) && t.getCause() != null) {
+            t = t.getCause();
+        }
+        return t;
+    }
+}

@@ -1,0 +1,147 @@
+package io.warden.service.http;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import io.warden.service.api.AcquireResult;
+import io.warden.service.api.CheckResult;
+import io.warden.service.api.CloseResult;
+import io.warden.service.api.Holder;
+import io.warden.service.api.LockPage;
+import io.warden.service.api.LockSummary;
+import io.warden.service.api.LockView;
+import io.warden.service.api.Mode;
+import io.warden.service.api.NamespaceStats;
+import io.warden.service.api.SessionGrant;
+import io.warden.service.api.SessionView;
+import io.warden.service.api.Waiter;
+import java.util.List;
+
+/**
+ * The JSON replies of contract §3, as records written by {@link Json} in snake_case. Null members are left
+ * out (optional {@code token}, {@code position}; {@code revision} when the engine reports none); a member
+ * the contract says is {@code null} when empty carries {@code @JsonInclude(ALWAYS)}.
+ */
+final class Replies {
+    private Replies() {
+    }
+
+    /** {@code revision} appears when the answer reflects a ZooKeeper zxid (always positive). */
+    static Long rev(long zxid) {
+        return zxid > 0 ? zxid : null;
+    }
+
+    record SessionCreated(String sessionId, long ttlMs, long keepaliveIntervalMs, Long revision) {
+        static SessionCreated of(SessionGrant g) {
+            return new SessionCreated(g.sessionId(), g.ttlMs(), g.keepaliveIntervalMs(), rev(g.revision()));
+        }
+    }
+
+    record SessionHold(String name, Mode mode, long token) {
+    }
+
+    record SessionWait(String name, Mode mode, String requestId) {
+    }
+
+    record Session(String sessionId, String clientId, long ttlMs, long ttlMsRemaining, long lockDelayMs,
+                   List<SessionHold> holds, List<SessionWait> waiting, Long revision) {
+        static Session of(SessionView v) {
+            return new Session(v.sessionId(), v.clientId(), v.ttlMs(), v.ttlMsRemaining(), v.lockDelayMs(),
+                    v.holds().stream().map(h -> new SessionHold(h.name(), h.mode(), h.token())).toList(),
+                    v.waiting().stream().map(w -> new SessionWait(w.name(), w.mode(), w.requestId())).toList(),
+                    rev(v.revision()));
+        }
+    }
+
+    record Keepalive(long ttlMsRemaining) {
+    }
+
+    record Closed(List<String> released, List<String> cancelled, Long revision) {
+        static Closed of(CloseResult c) {
+            return new Closed(c.released(), c.cancelled(), rev(c.revision()));
+        }
+    }
+
+    /** A holder; {@code session_id}/{@code client_id} are absent for a plain Curator holder, {@code expired} unless true. */
+    record HolderReply(String sessionId, String clientId, Mode mode, long token, Boolean expired) {
+        static HolderReply of(Holder h) {
+            return new HolderReply(h.sessionId(), h.clientId(), h.mode(), h.token(), h.expired() ? Boolean.TRUE : null);
+        }
+
+        static List<HolderReply> all(List<Holder> holders) {
+            return holders.stream().map(HolderReply::of).toList();
+        }
+    }
+
+    record WaiterReply(String sessionId, String clientId, Mode mode, String requestId, int position) {
+        static WaiterReply of(Waiter w) {
+            return new WaiterReply(w.sessionId(), w.clientId(), w.mode(), w.requestId(), w.position());
+        }
+    }
+
+    /**
+     * The acquire answer. {@code request_id} is not in the contract's table; it is echoed so a client that let
+     * the gateway pick one can still cancel or re-poll a QUEUED request.
+     */
+    record Acquired(AcquireResult.Status status, Long token, Integer position, String requestId,
+                    List<HolderReply> holders, Long revision) {
+        static Acquired of(AcquireResult r, String requestId) {
+            return new Acquired(r.status(), r.token(), r.position(), requestId, HolderReply.all(r.holders()),
+                    rev(r.revision()));
+        }
+    }
+
+    record Released(boolean released) {
+    }
+
+    record Lock(String name, LockView.LockMode mode, List<HolderReply> holders, List<WaiterReply> waiters, Long revision) {
+        static Lock of(LockView v) {
+            return new Lock(v.name(), v.mode(), HolderReply.all(v.holders()),
+                    v.waiters().stream().map(WaiterReply::of).toList(), rev(v.revision()));
+        }
+    }
+
+    record LockEntry(String name, LockView.LockMode mode, int holders, int waiters) {
+        static LockEntry of(LockSummary s) {
+            return new LockEntry(s.name(), s.mode(), s.holders(), s.waiters());
+        }
+    }
+
+    /** A page of live locks; {@code next_after} is absent on the last page. */
+    record Locks(List<LockEntry> locks, String nextAfter, Long revision) {
+        static Locks of(LockPage p) {
+            return new Locks(p.locks().stream().map(LockEntry::of).toList(), p.nextAfter(), rev(p.revision()));
+        }
+    }
+
+    record Check(boolean current, @JsonInclude(JsonInclude.Include.ALWAYS) Long latestToken, Long revision) {
+        static Check of(CheckResult c) {
+            return new Check(c.current(), c.latestToken(), rev(c.revision()));
+        }
+    }
+
+    record Namespace(String namespace, int locks, int holders, int waiters, int sessions) {
+        static Namespace of(NamespaceStats s) {
+            return new Namespace(s.namespace(), s.locks(), s.holders(), s.waiters(), s.sessions());
+        }
+    }
+
+    record Namespaces(List<Namespace> namespaces) {
+        static Namespaces of(List<NamespaceStats> stats) {
+            return new Namespaces(stats.stream().map(Namespace::of).toList());
+        }
+    }
+
+    // --- lease API ---------------------------------------------------------------------------------------
+
+    record LeaseGranted(String leaseId, long fencingToken, long ttl, Long revision) {
+    }
+
+    /** The {@code holder} member of a lease 409; {@code client_id} is null for a holder that is not a Warden session. */
+    record LeaseHolder(@JsonInclude(JsonInclude.Include.ALWAYS) String clientId) {
+    }
+
+    record LeaseTtl(long ttl) {
+    }
+
+    record Health(String status) {
+    }
+}

@@ -1,0 +1,179 @@
+package io.warden.service.http;
+
+import io.warden.service.api.AcquireRequest;
+import io.warden.service.api.LockName;
+import io.warden.service.api.Mode;
+import io.warden.service.api.OnTimeout;
+import io.warden.service.api.WardenException;
+import io.warden.service.config.WardenConfig;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.UUID;
+
+/**
+ * Turns raw request parts (body bytes, query parameters) into validated values, per call of contract §3.
+ * Pure: nothing here reaches the engine, so a rejected request changes no state. Every rejection is an
+ * {@link WardenException.InvalidArgumentException} naming the offending field.
+ */
+final class Requests {
+    private final Json json;
+    private final WardenConfig config;
+
+    Requests(Json json, WardenConfig config) {
+        this.json = json;
+        this.config = config;
+    }
+
+    record OpenSession(String clientId, long ttlMs, long lockDelayMs) {
+    }
+
+    record Keepalive(Long ttlMs) {
+    }
+
+    /** Exactly one of {@code token} (release a hold) and {@code requestId} (cancel a request) is set. */
+    record Release(String sessionId, LockName name, Long token, String requestId) {
+    }
+
+    record ListLocks(String namespace, String prefix, int limit, String after) {
+    }
+
+    record Check(LockName name, long token) {
+    }
+
+    record LeaseAcquire(String resource, LockName name, String clientId, long ttlMs, long waitMs) {
+    }
+
+    record LeaseRelease(String resource, LockName name, String leaseId) {
+    }
+
+    record LeaseRenew(String leaseId, long ttlMs) {
+    }
+
+    // --- /v1 -------------------------------------------------------------------------------------------
+
+    OpenSession openSession(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body, Set.of("client_id", "ttl_ms", "lock_delay_ms"));
+        String clientId = Fields.clientId("client_id", b.requiredString("client_id"));
+        Long ttl = b.optionalLong("ttl_ms", 1, Long.MAX_VALUE);
+        Long lockDelay = b.optionalLong("lock_delay_ms", 0, Fields.MAX_LOCK_DELAY_MS);
+        return new OpenSession(clientId,
+                ttl != null ? ttl : config.sessionTtlDefault().toMillis(),
+                lockDelay != null ? lockDelay : 0);
+    }
+
+    /** The keepalive body is optional; {@code {"ttl_ms": n}} also changes the session's TTL. */
+    Keepalive keepalive(byte[] body) {
+        JsonBody b = JsonBody.parseOptional(json, body, Set.of("ttl_ms"));
+        return new Keepalive(b.optionalLong("ttl_ms", 1, Long.MAX_VALUE));
+    }
+
+    AcquireRequest acquire(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body,
+                Set.of("session_id", "name", "mode", "wait_ms", "request_id", "on_timeout"));
+        String sessionId = Fields.sessionId("session_id", b.requiredString("session_id"));
+        LockName name = Fields.lockName("name", b.requiredString("name"));
+        String modeText = b.optionalString("mode");
+        Mode mode = modeText == null ? Mode.EXCLUSIVE : Fields.mode("mode", modeText);
+        Long waitMs = b.optionalLong("wait_ms", 0, AcquireRequest.MAX_WAIT_MS);
+        String requestIdText = b.optionalString("request_id");
+        String requestId = requestIdText == null ? newRequestId() : Fields.requestId("request_id", requestIdText);
+        String onTimeoutText = b.optionalString("on_timeout");
+        OnTimeout onTimeout = onTimeoutText == null ? OnTimeout.CANCEL : Fields.onTimeout("on_timeout", onTimeoutText);
+        return new AcquireRequest(sessionId, name, mode, waitMs == null ? 0 : waitMs, requestId, onTimeout);
+    }
+
+    Release release(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body, Set.of("session_id", "name", "token", "request_id"));
+        String sessionId = Fields.sessionId("session_id", b.requiredString("session_id"));
+        LockName name = Fields.lockName("name", b.requiredString("name"));
+        Long token = b.optionalLong("token", 1, Long.MAX_VALUE);
+        String requestIdText = b.optionalString("request_id");
+        String requestId = requestIdText == null ? null : Fields.requestId("request_id", requestIdText);
+        if ((token == null) == (requestId == null)) {
+            throw WardenException.invalid(token == null ? "token" : "request_id",
+                    "give exactly one of token (release a hold) or request_id (cancel a queued request)");
+        }
+        return new Release(sessionId, name, token, requestId);
+    }
+
+    ListLocks listLocks(Map<String, List<String>> query) {
+        QueryParams q = QueryParams.of(query, Set.of("namespace", "prefix", "limit", "after"));
+        String namespace = q.optional("namespace");
+        if (namespace != null) {
+            LockName.validateNamespace("namespace", namespace);
+        }
+        String prefix = q.optional("prefix");
+        if (prefix != null) {
+            checkNameFragment("prefix", prefix);
+        }
+        String after = q.optional("after");
+        if (after != null) {
+            checkNameFragment("after", after);
+        }
+        String limitText = q.optional("limit");
+        int limit = limitText == null ? Fields.DEFAULT_PAGE : (int) Fields.parseLong("limit", limitText, 1, Fields.MAX_PAGE);
+        return new ListLocks(namespace, prefix, limit, after);
+    }
+
+    Check check(Map<String, List<String>> query) {
+        QueryParams q = QueryParams.of(query, Set.of("name", "token"));
+        LockName name = Fields.lockName("name", q.required("name"));
+        long token = Fields.parseLong("token", q.required("token"), 1, Long.MAX_VALUE);
+        return new Check(name, token);
+    }
+
+    void noQuery(Map<String, List<String>> query) {
+        QueryParams.of(query, Set.of());
+    }
+
+    // --- lease API ---------------------------------------------------------------------------------------
+
+    LeaseAcquire leaseAcquire(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body, Set.of("resource", "client_id", "ttl", "wait_ms"));
+        String resource = b.requiredString("resource");
+        LockName name = leaseName(resource);
+        String clientId = Fields.clientId("client_id", b.requiredString("client_id"));
+        long ttl = b.requiredLong("ttl", 1, Long.MAX_VALUE);
+        Long waitMs = b.optionalLong("wait_ms", 0, AcquireRequest.MAX_WAIT_MS);
+        return new LeaseAcquire(resource, name, clientId, ttl, waitMs == null ? 0 : waitMs);
+    }
+
+    LeaseRelease leaseRelease(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body, Set.of("resource", "lease_id"));
+        String resource = b.requiredString("resource");
+        LockName name = leaseName(resource);
+        String leaseId = Fields.sessionId("lease_id", b.requiredString("lease_id"));
+        return new LeaseRelease(resource, name, leaseId);
+    }
+
+    LeaseRenew leaseRenew(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body, Set.of("lease_id", "ttl"));
+        String leaseId = Fields.sessionId("lease_id", b.requiredString("lease_id"));
+        long ttl = b.requiredLong("ttl", 1, Long.MAX_VALUE);
+        return new LeaseRenew(leaseId, ttl);
+    }
+
+    /** A lease {@code resource} is a lock path (1-8 segments) inside the configured lease namespace. */
+    private LockName leaseName(String resource) {
+        if (resource.isEmpty()) {
+            throw WardenException.invalid("resource", "must not be empty");
+        }
+        return LockName.parse("resource", config.leaseNamespace() + "/" + resource);
+    }
+
+    /** {@code prefix} and {@code after} are (parts of) lock names: same characters, same length limit. */
+    private static void checkNameFragment(String field, String value) {
+        if (value.length() > LockName.MAX_LENGTH) {
+            throw WardenException.invalid(field, "is at most " + LockName.MAX_LENGTH + " characters, got " + value.length());
+        }
+        if (!value.matches("[A-Za-z0-9._:/-]*")) {
+            throw WardenException.invalid(field, "may only contain characters of lock names [A-Za-z0-9._:/-], got '"
+                    + Fields.abbreviate(value) + "'");
+        }
+    }
+
+    private static String newRequestId() {
+        return "auto-" + UUID.randomUUID();
+    }
+}
