@@ -85,7 +85,7 @@ final class WardenService implements Warden {
 
     @Override
     public CompletableFuture<LockView> lock(LockName name) {
-        return guard(() -> engine.lock(name));
+        return guard(() -> engine.reader().lock(name));
     }
 
     @Override
@@ -95,7 +95,7 @@ final class WardenService implements Warden {
 
     @Override
     public CompletableFuture<CheckResult> check(LockName name, long token) {
-        return guard(() -> engine.check(name, token));
+        return guard(() -> engine.reader().check(name, token));
     }
 
     @Override

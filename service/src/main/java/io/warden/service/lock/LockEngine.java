@@ -3,12 +3,8 @@ package io.warden.service.lock;
 import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.AcquireResult;
 import io.warden.service.api.AcquireResult.Status;
-import io.warden.service.api.CheckResult;
-import io.warden.service.api.Holder;
 import io.warden.service.api.LockName;
-import io.warden.service.api.LockView;
 import io.warden.service.api.OnTimeout;
-import io.warden.service.api.Waiter;
 import io.warden.service.api.WardenException;
 import io.warden.service.metrics.WardenMetrics;
 import io.warden.service.session.RequestRecord;
@@ -62,6 +58,7 @@ public final class LockEngine {
     private final int maxRequestsPerSession;
     private final int maxWaitersPerLock;
     private final NodeInfoCache nodes;
+    private final LockReader reader;
     /** Held acquire calls on this gateway, by session id. */
     private final Map<String, Set<Waiting>> waiting = new ConcurrentHashMap<>();
     /**
@@ -80,6 +77,7 @@ public final class LockEngine {
         this.maxRequestsPerSession = maxRequestsPerSession;
         this.maxWaitersPerLock = maxWaitersPerLock;
         this.nodes = new NodeInfoCache(zk);
+        this.reader = new LockReader(zk, nodes);
         zk.client().getConnectionStateListenable().addListener((c, state) -> {
             if (state == org.apache.curator.framework.state.ConnectionState.RECONNECTED) {
                 // Watches do not survive a ZooKeeper session expiry: look at every held call again.
@@ -287,7 +285,7 @@ public final class LockEngine {
             metrics.handoff(clock.read() - released);
         }
         log.debug("granted {} {} to session {} with token {}", w.req.mode(), w.req.name(), w.req.sessionId(), w.token);
-        holders(w.lockPath, q).whenComplete((holders, err) -> {
+        reader.holders(w.lockPath, q).whenComplete((holders, err) -> {
             if (err != null) {
                 // The grant stands; the holder list is a courtesy. Answer with ourselves.
                 holders = List.of();
@@ -330,11 +328,11 @@ public final class LockEngine {
     private void timeOut(Waiting w, LockQueue q, Stat stat) {
         int position = q.indexOf(w.node);
         if (w.req.onTimeout() == OnTimeout.KEEP) {
-            holders(w.lockPath, q).whenComplete((holders, err) -> finishOk(w, 
+            reader.holders(w.lockPath, q).whenComplete((holders, err) -> finishOk(w, 
                     new AcquireResult(Status.QUEUED, null, position, err == null ? holders : List.of(), stat.getPzxid())));
             return;
         }
-        remove(w).thenCompose(v -> holders(w.lockPath, q)).whenComplete((holders, err) -> {
+        remove(w).thenCompose(v -> reader.holders(w.lockPath, q)).whenComplete((holders, err) -> {
             if (err != null && !(Zk.unwrap(err) instanceof WardenException)) {
                 finishWithError(w, Zk.translate(err));
             } else if (err != null) {
@@ -445,7 +443,7 @@ public final class LockEngine {
             }
             throw Zk.translate(err);
         });
-        CompletableFuture<List<String>> queue = childrenOrEmpty(lockPath);
+        CompletableFuture<List<String>> queue = zk.childrenOrEmpty(lockPath);
         return requests.thenCombine(queue, (uuids, children) -> {
             Set<String> mine = new HashSet<>(uuids);
             List<QueueEntry> candidates = new ArrayList<>();
@@ -484,7 +482,7 @@ public final class LockEngine {
         }
         String uuid = CellPaths.requestUuid(sessionId, requestId);
         String lockPath = CellPaths.lock(name);
-        return zk.exists(CellPaths.session(sessionId)).thenCombine(childrenOrEmpty(lockPath), (stat, children) -> {
+        return zk.exists(CellPaths.session(sessionId)).thenCombine(zk.childrenOrEmpty(lockPath), (stat, children) -> {
             if (stat == null) {
                 throw WardenException.sessionNotFound(sessionId);
             }
@@ -546,138 +544,6 @@ public final class LockEngine {
         }
     }
 
-    // ------------------------------------------------------------------ reads
-
-    /** A linearizable view of the lock: {@code sync}, then the queue and its nodes. */
-    public CompletableFuture<LockView> lock(LockName name) {
-        try {
-            zk.failFast();
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        String lockPath = CellPaths.lock(name);
-        return zk.sync(lockPath).exceptionally(e -> {
-            throw Zk.translate(e);
-        }).thenCompose(v -> zk.childrenAndStat(lockPath)).handle((cs, err) -> {
-            if (err != null) {
-                if (Zk.code(err) == Code.NONODE) {
-                    return CompletableFuture.completedFuture(new LockView(name.toString(), LockView.LockMode.FREE, List.of(), List.of(), 0));
-                }
-                throw Zk.translate(err);
-            }
-            LockQueue q = LockQueue.of(cs.children());
-            return infos(lockPath, q.entries()).thenCompose(infos -> expiredSessions(infos, q.holders().size()).thenApply(expired -> {
-                List<Holder> holders = new ArrayList<>();
-                List<Waiter> waiters = new ArrayList<>();
-                int holding = q.holders().size();
-                for (int i = 0; i < infos.size(); i++) {
-                    NodeInfo info = infos.get(i);
-                    if (info == null) {
-                        continue;
-                    }
-                    if (i < holding) {
-                        holders.add(new Holder(info.sessionId(), info.clientId(), info.mode(), info.token(),
-                                info.sessionId() != null && expired.contains(info.sessionId())));
-                    } else {
-                        waiters.add(new Waiter(info.sessionId(), info.clientId(), info.mode(), info.requestId(), i));
-                    }
-                }
-                LockView.LockMode mode = holders.isEmpty() ? LockView.LockMode.FREE : q.mode();
-                return new LockView(name.toString(), mode, holders, waiters, cs.stat().getPzxid());
-            }));
-        }).thenCompose(f -> f);
-    }
-
-    /** Linearizable: does {@code token} belong to a current holder, and what is the latest holder token. */
-    public CompletableFuture<CheckResult> check(LockName name, long token) {
-        try {
-            zk.failFast();
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        String lockPath = CellPaths.lock(name);
-        return zk.sync(lockPath).exceptionally(e -> {
-            throw Zk.translate(e);
-        }).thenCompose(v -> zk.childrenAndStat(lockPath)).handle((cs, err) -> {
-            if (err != null) {
-                if (Zk.code(err) == Code.NONODE) {
-                    return CompletableFuture.completedFuture(new CheckResult(false, null, 0));
-                }
-                throw Zk.translate(err);
-            }
-            LockQueue q = LockQueue.of(cs.children());
-            return infos(lockPath, q.holders()).thenApply(infos -> {
-                Long latest = null;
-                boolean current = false;
-                for (NodeInfo info : infos) {
-                    if (info == null) {
-                        continue;
-                    }
-                    current |= info.token() == token;
-                    latest = latest == null ? info.token() : Math.max(latest, info.token());
-                }
-                return new CheckResult(current, latest, cs.stat().getPzxid());
-            });
-        }).thenCompose(f -> f);
-    }
-
-    /** The holders of a queue, as the API shows them. */
-    CompletableFuture<List<Holder>> holders(String lockPath, LockQueue q) {
-        return infos(lockPath, q.holders()).thenApply(infos -> {
-            List<Holder> holders = new ArrayList<>();
-            for (NodeInfo info : infos) {
-                if (info != null) {
-                    holders.add(new Holder(info.sessionId(), info.clientId(), info.mode(), info.token(), false));
-                }
-            }
-            return holders;
-        });
-    }
-
-    /** Infos of the entries, in order; null for an entry whose node vanished meanwhile. Reads run in parallel. */
-    CompletableFuture<List<NodeInfo>> infos(String lockPath, List<QueueEntry> entries) {
-        List<CompletableFuture<NodeInfo>> reads = new ArrayList<>(entries.size());
-        for (QueueEntry e : entries) {
-            reads.add(nodes.get(lockPath, e));
-        }
-        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(v -> {
-            List<NodeInfo> out = new ArrayList<>(reads.size());
-            for (CompletableFuture<NodeInfo> r : reads) {
-                out.add(r.join());
-            }
-            return out;
-        });
-    }
-
-    /** Sessions among the first {@code holders} infos whose record is gone: holds kept by lock-delay. */
-    private CompletableFuture<Set<String>> expiredSessions(List<NodeInfo> infos, int holders) {
-        Set<String> sessions = new HashSet<>();
-        for (int i = 0; i < Math.min(holders, infos.size()); i++) {
-            if (infos.get(i) != null && infos.get(i).sessionId() != null) {
-                sessions.add(infos.get(i).sessionId());
-            }
-        }
-        Set<String> expired = ConcurrentHashMap.newKeySet();
-        List<CompletableFuture<Void>> checks = new ArrayList<>();
-        for (String s : sessions) {
-            checks.add(zk.exists(CellPaths.session(s)).thenAccept(stat -> {
-                if (stat == null) {
-                    expired.add(s);
-                }
-            }));
-        }
-        return CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new)).thenApply(v -> expired);
-    }
-
-    private CompletableFuture<List<String>> childrenOrEmpty(String path) {
-        return zk.children(path).exceptionally(err -> {
-            if (Zk.code(err) == Code.NONODE) {
-                return List.of();
-            }
-            throw Zk.translate(err);
-        });
-    }
-
     // ------------------------------------------------------------------ drain
 
     /** Stops taking acquires; answers every held call with UNAVAILABLE. Queued requests stay queued in ZooKeeper. */
@@ -697,6 +563,11 @@ public final class LockEngine {
                 action.accept(w);
             }
         }
+    }
+
+    /** Linearizable reads of locks, sharing this engine's cache of queue nodes. */
+    public LockReader reader() {
+        return reader;
     }
 
     public int pendingCount() {
@@ -743,6 +614,5 @@ public final class LockEngine {
             };
         }
     }
-
 
 }

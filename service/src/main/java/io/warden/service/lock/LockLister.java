@@ -92,7 +92,7 @@ public final class LockLister {
                     for (Found f : found) {
                         holders += f.queue.holders().size();
                         waiters += f.queue.waiters().size();
-                        infos.add(engine.infos(CellPaths.LOCKS + "/" + f.name, f.queue.entries()));
+                        infos.add(engine.reader().infos(CellPaths.LOCKS + "/" + f.name, f.queue.entries()));
                     }
                     int h = holders;
                     int w = waiters;

@@ -64,8 +64,7 @@ public final class SessionManager {
     private final SessionRequests requests;
     private final SecureRandom random = new SecureRandom();
     private final Map<String, Tracked> tracked = new ConcurrentHashMap<>();
-    /** Lock-delays this gateway will finish, by session id. */
-    private final Set<String> lockDelays = ConcurrentHashMap.newKeySet();
+    private final LockDelays lockDelays;
     /** Set on LOST (our ZooKeeper session may have expired and our sessions been adopted); cleared by revalidation. */
     private volatile boolean lostSinceConnected;
 
@@ -81,6 +80,7 @@ public final class SessionManager {
         this.ttlDefaultMs = ttlDefault.toMillis();
         this.maxSessions = maxSessions;
         this.requests = new SessionRequests(zk);
+        this.lockDelays = new LockDelays(zk, clock, gatewayId);
         metrics.trackedSessions(tracked::size);
         zk.client().getConnectionStateListenable().addListener((c, state) -> {
             if (state == ConnectionState.LOST) {
@@ -402,7 +402,7 @@ public final class SessionManager {
                         delayed.isEmpty() ? "" : "; holds kept for lock-delay " + t.lockDelayMs + " ms");
                 metrics.sessionExpired();
                 if (!delayed.isEmpty()) {
-                    scheduleLockDelay(t.id, t.lockDelayMs);
+                    lockDelays.schedule(t.id, t.lockDelayMs);
                 }
                 return true;
             });
@@ -467,50 +467,6 @@ public final class SessionManager {
         if (f != null) {
             f.complete(expired);
         }
-    }
-
-    // ------------------------------------------------------------------ lock-delay
-
-    void scheduleLockDelay(String sessionId, long delayMs) {
-        if (lockDelays.add(sessionId)) {
-            clock.schedule(Duration.ofMillis(delayMs), () -> finishLockDelay(sessionId, 0));
-        }
-    }
-
-    private void finishLockDelay(String sessionId, int attempt) {
-        String path = CellPaths.lockDelay(sessionId);
-        zk.data(path).thenCompose(ds -> {
-            LockDelayRecord rec = Json.readOrNull(ds.data(), LockDelayRecord.class);
-            List<CompletableFuture<String>> present = new ArrayList<>();
-            for (String node : rec == null ? List.<String>of() : rec.nodes()) {
-                present.add(zk.exists(node).thenApply(stat -> stat == null ? null : node));
-            }
-            return CompletableFuture.allOf(present.toArray(CompletableFuture[]::new)).thenCompose(v -> {
-                List<CuratorOp> ops = new ArrayList<>();
-                try {
-                    for (CompletableFuture<String> p : present) {
-                        if (p.join() != null) {
-                            ops.add(zk.ops().delete().forPath(p.join()));
-                        }
-                    }
-                    ops.add(zk.ops().delete().withVersion(ds.stat().getVersion()).forPath(path));
-                } catch (Exception e) {
-                    return CompletableFuture.failedFuture(e);
-                }
-                return zk.multi(ops);
-            });
-        }).whenComplete((r, err) -> {
-            if (err == null || Zk.code(err) == Code.NONODE && attempt >= MAX_ATTEMPTS) {
-                lockDelays.remove(sessionId);
-                if (err == null) {
-                    log.info("lock-delay of expired session {} is over; its holds are released", sessionId);
-                }
-            } else if (Zk.code(err) == Code.NONODE && Zk.unwrap(err) instanceof org.apache.zookeeper.KeeperException) {
-                lockDelays.remove(sessionId); // the record is gone: finished elsewhere
-            } else {
-                clock.schedule(RETRY_DELAY, () -> finishLockDelay(sessionId, attempt + 1));
-            }
-        });
     }
 
     // ------------------------------------------------------------------ close and view
@@ -647,27 +603,7 @@ public final class SessionManager {
                 return CompletableFuture.allOf(adopted.toArray(CompletableFuture[]::new))
                         .thenApply(v -> adopted.stream().mapToInt(CompletableFuture::join).sum());
             });
-            CompletableFuture<Integer> delays = zk.children(CellPaths.LOCK_DELAY).thenCompose(ids -> {
-                List<CompletableFuture<Integer>> adopted = new ArrayList<>();
-                for (String id : ids) {
-                    if (lockDelays.contains(id)) {
-                        continue;
-                    }
-                    adopted.add(zk.data(CellPaths.lockDelay(id)).thenCompose(ds -> {
-                        LockDelayRecord rec = Json.readOrNull(ds.data(), LockDelayRecord.class);
-                        if (rec == null || alive.contains(rec.gateway()) && !gatewayId.equals(rec.gateway())) {
-                            return CompletableFuture.completedFuture(0);
-                        }
-                        LockDelayRecord mine = new LockDelayRecord(rec.sessionId(), rec.delayMs(), rec.nodes(), gatewayId);
-                        return zk.setData(CellPaths.lockDelay(id), Json.write(mine), ds.stat().getVersion()).thenApply(s -> {
-                            scheduleLockDelay(id, rec.delayMs());
-                            return 1;
-                        });
-                    }).exceptionally(e -> 0));
-                }
-                return CompletableFuture.allOf(adopted.toArray(CompletableFuture[]::new))
-                        .thenApply(v -> adopted.stream().mapToInt(CompletableFuture::join).sum());
-            });
+            CompletableFuture<Integer> delays = lockDelays.adoptOrphans(alive);
             return sessions.thenCombine(delays, Integer::sum);
         });
     }

@@ -7,7 +7,6 @@ import org.apache.curator.framework.api.BackgroundCallback;
 import org.apache.curator.framework.api.CuratorEvent;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
-import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
@@ -60,6 +59,16 @@ public final class Zk {
 
     public CompletableFuture<List<String>> children(String path) {
         return call("getChildren", (cb) -> client.getChildren().inBackground(cb).forPath(path), CuratorEvent::getChildren);
+    }
+
+    /** The children, or an empty list when the node does not exist. */
+    public CompletableFuture<List<String>> childrenOrEmpty(String path) {
+        return children(path).exceptionally(err -> {
+            if (code(err) == KeeperException.Code.NONODE) {
+                return List.of();
+            }
+            throw translate(err);
+        });
     }
 
     /** Children and the parent's stat (its pzxid is the zxid of the last change to the children). */
@@ -139,7 +148,6 @@ public final class Zk {
     public org.apache.curator.framework.api.transaction.TransactionOp ops() {
         return client.transactionOp();
     }
-
 
     private interface Starter {
         void start(BackgroundCallback cb) throws Exception;

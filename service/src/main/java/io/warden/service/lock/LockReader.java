@@ -1,0 +1,154 @@
+package io.warden.service.lock;
+
+import io.warden.service.api.CheckResult;
+import io.warden.service.api.Holder;
+import io.warden.service.api.LockName;
+import io.warden.service.api.LockView;
+import io.warden.service.api.Waiter;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Zk;
+import org.apache.zookeeper.KeeperException.Code;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Linearizable reads of locks (contract §2.6): {@code sync} the lock's path so this gateway's ZooKeeper server has
+ * applied every write committed before the call, then read the queue and its nodes.
+ *
+ * <p>Thread-safety: stateless apart from the shared {@link NodeInfoCache}; safe from any thread.
+ */
+public final class LockReader {
+    private final Zk zk;
+    private final NodeInfoCache nodes;
+
+    LockReader(Zk zk, NodeInfoCache nodes) {
+        this.zk = zk;
+        this.nodes = nodes;
+    }
+
+    /** A linearizable view of the lock: {@code sync}, then the queue and its nodes. */
+    public CompletableFuture<LockView> lock(LockName name) {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String lockPath = CellPaths.lock(name);
+        return zk.sync(lockPath).exceptionally(e -> {
+            throw Zk.translate(e);
+        }).thenCompose(v -> zk.childrenAndStat(lockPath)).handle((cs, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    return CompletableFuture.completedFuture(new LockView(name.toString(), LockView.LockMode.FREE, List.of(), List.of(), 0));
+                }
+                throw Zk.translate(err);
+            }
+            LockQueue q = LockQueue.of(cs.children());
+            return infos(lockPath, q.entries()).thenCompose(infos -> expiredSessions(infos, q.holders().size()).thenApply(expired -> {
+                List<Holder> holders = new ArrayList<>();
+                List<Waiter> waiters = new ArrayList<>();
+                int holding = q.holders().size();
+                for (int i = 0; i < infos.size(); i++) {
+                    NodeInfo info = infos.get(i);
+                    if (info == null) {
+                        continue;
+                    }
+                    if (i < holding) {
+                        holders.add(new Holder(info.sessionId(), info.clientId(), info.mode(), info.token(),
+                                info.sessionId() != null && expired.contains(info.sessionId())));
+                    } else {
+                        waiters.add(new Waiter(info.sessionId(), info.clientId(), info.mode(), info.requestId(), i));
+                    }
+                }
+                LockView.LockMode mode = holders.isEmpty() ? LockView.LockMode.FREE : q.mode();
+                return new LockView(name.toString(), mode, holders, waiters, cs.stat().getPzxid());
+            }));
+        }).thenCompose(f -> f);
+    }
+
+    /** Linearizable: does {@code token} belong to a current holder, and what is the latest holder token. */
+    public CompletableFuture<CheckResult> check(LockName name, long token) {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String lockPath = CellPaths.lock(name);
+        return zk.sync(lockPath).exceptionally(e -> {
+            throw Zk.translate(e);
+        }).thenCompose(v -> zk.childrenAndStat(lockPath)).handle((cs, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    return CompletableFuture.completedFuture(new CheckResult(false, null, 0));
+                }
+                throw Zk.translate(err);
+            }
+            LockQueue q = LockQueue.of(cs.children());
+            return infos(lockPath, q.holders()).thenApply(infos -> {
+                Long latest = null;
+                boolean current = false;
+                for (NodeInfo info : infos) {
+                    if (info == null) {
+                        continue;
+                    }
+                    current |= info.token() == token;
+                    latest = latest == null ? info.token() : Math.max(latest, info.token());
+                }
+                return new CheckResult(current, latest, cs.stat().getPzxid());
+            });
+        }).thenCompose(f -> f);
+    }
+
+    /** The holders of a queue, as the API shows them. */
+    CompletableFuture<List<Holder>> holders(String lockPath, LockQueue q) {
+        return infos(lockPath, q.holders()).thenApply(infos -> {
+            List<Holder> holders = new ArrayList<>();
+            for (NodeInfo info : infos) {
+                if (info != null) {
+                    holders.add(new Holder(info.sessionId(), info.clientId(), info.mode(), info.token(), false));
+                }
+            }
+            return holders;
+        });
+    }
+
+    /** Infos of the entries, in order; null for an entry whose node vanished meanwhile. Reads run in parallel. */
+    CompletableFuture<List<NodeInfo>> infos(String lockPath, List<QueueEntry> entries) {
+        List<CompletableFuture<NodeInfo>> reads = new ArrayList<>(entries.size());
+        for (QueueEntry e : entries) {
+            reads.add(nodes.get(lockPath, e));
+        }
+        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<NodeInfo> out = new ArrayList<>(reads.size());
+            for (CompletableFuture<NodeInfo> r : reads) {
+                out.add(r.join());
+            }
+            return out;
+        });
+    }
+
+    /** Sessions among the first {@code holders} infos whose record is gone: holds kept by lock-delay. */
+    private CompletableFuture<Set<String>> expiredSessions(List<NodeInfo> infos, int holders) {
+        Set<String> sessions = new HashSet<>();
+        for (int i = 0; i < Math.min(holders, infos.size()); i++) {
+            if (infos.get(i) != null && infos.get(i).sessionId() != null) {
+                sessions.add(infos.get(i).sessionId());
+            }
+        }
+        Set<String> expired = ConcurrentHashMap.newKeySet();
+        List<CompletableFuture<Void>> checks = new ArrayList<>();
+        for (String s : sessions) {
+            checks.add(zk.exists(CellPaths.session(s)).thenAccept(stat -> {
+                if (stat == null) {
+                    expired.add(s);
+                }
+            }));
+        }
+        return CompletableFuture.allOf(checks.toArray(CompletableFuture[]::new)).thenApply(v -> expired);
+    }
+}
