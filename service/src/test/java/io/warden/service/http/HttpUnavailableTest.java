@@ -1,0 +1,62 @@
+package io.warden.service.http;
+
+import io.warden.service.Gateway;
+import io.warden.service.support.WardenFixture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/** Without a ZooKeeper quorum the API answers 503 problem documents at once and recovers by itself (contract §2.10). */
+class HttpUnavailableTest {
+    private WardenFixture fx;
+    private HttpTestClient http;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        fx = new WardenFixture();
+        Gateway gw = fx.gateway();
+        http = new HttpTestClient(gw.httpPort());
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        fx.close();
+    }
+
+    @Test
+    void noQuorum_answers503_keepalivesStillWork_thenRecovers() throws Exception {
+        String session = http.postJson("/v1/sessions", "client_id", "c", "ttl_ms", 60_000).json().get("session_id").asText();
+
+        fx.server.stop();
+        WardenFixture.await("not ready", () -> http.get("/health/ready").status() == 503);
+
+        HttpTestClient.Reply acquire = http.postJson("/v1/acquire", "session_id", session, "name", "u/x");
+        assertThat(acquire.status()).isEqualTo(503);
+        assertThat(acquire.isProblem()).isTrue();
+        assertThat(acquire.json().get("code").asText()).isEqualTo("UNAVAILABLE");
+        assertThat(http.get("/v1/locks/u/x").status()).isEqualTo(503);
+        assertThat(http.get("/v1/check?name=u/x&token=1").status()).isEqualTo(503);
+        assertThat(http.postJson("/v1/sessions", "client_id", "d").status()).isEqualTo(503);
+        assertThat(http.post("/v1/sessions/" + session + "/keepalive", "").status()).as("keepalives still reset TTLs").isEqualTo(200);
+        assertThat(http.get("/health/live").status()).isEqualTo(200);
+
+        fx.server.restart();
+        WardenFixture.await("ready again", () -> http.get("/health/ready").status() == 200);
+        HttpTestClient.Reply again = http.postJson("/v1/acquire", "session_id", session, "name", "u/x");
+        assertThat(again.status()).isEqualTo(200);
+        assertThat(again.json().get("status").asText()).isEqualTo("GRANTED");
+    }
+
+    @Test
+    void metrics_exposeTheEngineMeters() {
+        String session = http.postJson("/v1/sessions", "client_id", "c").json().get("session_id").asText();
+        http.postJson("/v1/acquire", "session_id", session, "name", "m/x");
+        http.post("/v1/sessions/" + session + "/keepalive", "");
+        String text = http.get("/metrics").text();
+        assertThat(text).contains("warden_acquire_seconds_count{outcome=\"granted\"}", "warden_grants_total",
+                "warden_sessions_tracked", "warden_waiters_pending", "warden_zk_connected 1.0",
+                "warden_zk_operation_seconds_count{op=\"multi\"", "warden_queue_depth_count", "warden_keepalives_total");
+    }
+}
