@@ -129,6 +129,10 @@ public final class Gateway implements AutoCloseable {
             if (!registration.waitForInitialCreate(waitMs, TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("could not register gateway " + gatewayId + " in ZooKeeper within " + waitMs + " ms");
             }
+            Integer own = sessions.adoptOwn().get(waitMs, TimeUnit.MILLISECONDS);
+            if (own > 0) {
+                log.info("gateway {} took back {} sessions/lock-delays of its earlier run with a fresh TTL", gatewayId, own);
+            }
             leader.addListener(new LeaderLatchListener() {
                 @Override
                 public void isLeader() {

@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * Lock-delay (contract §2.9): the holds of an expired session keep blocking for the session's {@code lock_delay_ms}.
@@ -84,8 +85,8 @@ final class LockDelays {
         });
     }
 
-    /** Adopts the lock-delays of gateways not in {@code alive}; answers how many. */
-    CompletableFuture<Integer> adoptOrphans(Set<String> alive) {
+    /** Adopts the lock-delays whose gateway is {@code orphaned}; answers how many. */
+    CompletableFuture<Integer> adoptOrphans(Predicate<String> orphaned) {
         return zk.children(CellPaths.LOCK_DELAY).thenCompose(ids -> {
             List<CompletableFuture<Integer>> adopted = new ArrayList<>();
             for (String id : ids) {
@@ -94,7 +95,7 @@ final class LockDelays {
                 }
                 adopted.add(zk.data(CellPaths.lockDelay(id)).thenCompose(ds -> {
                     LockDelayRecord rec = Json.readOrNull(ds.data(), LockDelayRecord.class);
-                    if (rec == null || alive.contains(rec.gateway()) && !gatewayId.equals(rec.gateway())) {
+                    if (rec == null || !orphaned.test(rec.gateway())) {
                         return CompletableFuture.completedFuture(0);
                     }
                     LockDelayRecord taken = new LockDelayRecord(rec.sessionId(), rec.delayMs(), rec.nodes(), gatewayId);

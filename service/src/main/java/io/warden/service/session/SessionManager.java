@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
 /**
@@ -583,29 +584,40 @@ public final class SessionManager {
         }
         return zk.children(CellPaths.GATEWAYS).thenCompose(live -> {
             Set<String> alive = Set.copyOf(live);
-            CompletableFuture<Integer> sessions = zk.children(CellPaths.SESSIONS).thenCompose(ids -> {
-                List<CompletableFuture<Integer>> adopted = new ArrayList<>();
-                for (String id : ids) {
-                    if (tracked.containsKey(id)) {
-                        continue;
-                    }
-                    adopted.add(zk.data(CellPaths.session(id)).thenCompose(ds -> {
-                        SessionRecord rec = Json.readOrNull(ds.data(), SessionRecord.class);
-                        if (rec == null || alive.contains(rec.gateway()) && !gatewayId.equals(rec.gateway())) {
-                            return CompletableFuture.completedFuture(0);
-                        }
-                        return takeOver(id, null, 0).thenApply(ttl -> {
-                            log.info("adopted session {} of client {} from vanished gateway {}", id, rec.clientId(), rec.gateway());
-                            return 1;
-                        });
-                    }).exceptionally(e -> 0));
-                }
-                return CompletableFuture.allOf(adopted.toArray(CompletableFuture[]::new))
-                        .thenApply(v -> adopted.stream().mapToInt(CompletableFuture::join).sum());
-            });
-            CompletableFuture<Integer> delays = lockDelays.adoptOrphans(alive);
-            return sessions.thenCombine(delays, Integer::sum);
+            return adopt(g -> g == null || !alive.contains(g) || gatewayId.equals(g));
         });
+    }
+
+    /**
+     * Tracks, with a fresh full TTL, every session and lock-delay whose record names this gateway: a gateway that
+     * restarts under the same id must not leave its earlier incarnation's sessions without a tracker.
+     */
+    public CompletableFuture<Integer> adoptOwn() {
+        return adopt(gatewayId::equals);
+    }
+
+    private CompletableFuture<Integer> adopt(Predicate<String> orphaned) {
+        CompletableFuture<Integer> sessions = zk.children(CellPaths.SESSIONS).thenCompose(ids -> {
+            List<CompletableFuture<Integer>> adopted = new ArrayList<>();
+            for (String id : ids) {
+                if (tracked.containsKey(id)) {
+                    continue;
+                }
+                adopted.add(zk.data(CellPaths.session(id)).thenCompose(ds -> {
+                    SessionRecord rec = Json.readOrNull(ds.data(), SessionRecord.class);
+                    if (rec == null || !orphaned.test(rec.gateway())) {
+                        return CompletableFuture.completedFuture(0);
+                    }
+                    return takeOver(id, null, 0).thenApply(ttl -> {
+                        log.info("adopted session {} of client {} (tracked by gateway {} before)", id, rec.clientId(), rec.gateway());
+                        return 1;
+                    });
+                }).exceptionally(e -> 0));
+            }
+            return CompletableFuture.allOf(adopted.toArray(CompletableFuture[]::new))
+                    .thenApply(v -> adopted.stream().mapToInt(CompletableFuture::join).sum());
+        });
+        return sessions.thenCombine(lockDelays.adoptOrphans(orphaned), Integer::sum);
     }
 
     public int trackedCount() {

@@ -220,4 +220,18 @@ class SessionTest {
         await("reconnected", w::ready);
         assertThat(join(w.acquire(exclusive(a, "pay/u", 0))).status()).isEqualTo(Status.GRANTED);
     }
+
+    @Test
+    void restartUnderTheSameGatewayId_takesBackTheSessionsOfItsEarlierRun() throws Exception {
+        String id = "0123456789abcdef0123456789abcdef";
+        fx.curator.create().forPath("/sessions/" + id,
+                "{\"client_id\":\"old\",\"ttl_ms\":10000,\"lock_delay_ms\":0,\"gateway\":\"gw-fixed\"}".getBytes());
+
+        Gateway again = fx.gateway(fx.config().toBuilder().gatewayId("gw-fixed").build());
+
+        assertThat(again.tracksSession(id)).as("tracked at once, not left without a tracker").isTrue();
+        assertThat(gw.tracksSession(id)).isFalse();
+        fx.clock.advance(Duration.ofMillis(10_000));
+        await("expired by its tracker", () -> !exists(id));
+    }
 }
