@@ -33,21 +33,8 @@ public final class LockReader {
 
     /** A linearizable view of the lock: {@code sync}, then the queue and its nodes. */
     public CompletableFuture<LockView> lock(LockName name) {
-        try {
-            zk.failFast();
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
         String lockPath = CellPaths.lock(name);
-        return zk.sync(lockPath).exceptionally(e -> {
-            throw Zk.translate(e);
-        }).thenCompose(v -> zk.childrenAndStat(lockPath)).handle((cs, err) -> {
-            if (err != null) {
-                if (Zk.code(err) == Code.NONODE) {
-                    return CompletableFuture.completedFuture(new LockView(name.toString(), LockView.LockMode.FREE, List.of(), List.of(), 0));
-                }
-                throw Zk.translate(err);
-            }
+        return syncedQueue(lockPath).thenCompose(cs -> {
             LockQueue q = LockQueue.of(cs.children());
             return infos(lockPath, q.entries()).thenCompose(infos -> expiredSessions(infos, q.holders().size()).thenApply(expired -> {
                 List<Holder> holders = new ArrayList<>();
@@ -66,28 +53,15 @@ public final class LockReader {
                     }
                 }
                 LockView.LockMode mode = holders.isEmpty() ? LockView.LockMode.FREE : q.mode();
-                return new LockView(name.toString(), mode, holders, waiters, cs.stat().getPzxid());
+                return new LockView(name.toString(), mode, holders, waiters, cs.stat() == null ? 0 : cs.stat().getPzxid());
             }));
-        }).thenCompose(f -> f);
+        });
     }
 
     /** Linearizable: does {@code token} belong to a current holder, and what is the latest holder token. */
     public CompletableFuture<CheckResult> check(LockName name, long token) {
-        try {
-            zk.failFast();
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
         String lockPath = CellPaths.lock(name);
-        return zk.sync(lockPath).exceptionally(e -> {
-            throw Zk.translate(e);
-        }).thenCompose(v -> zk.childrenAndStat(lockPath)).handle((cs, err) -> {
-            if (err != null) {
-                if (Zk.code(err) == Code.NONODE) {
-                    return CompletableFuture.completedFuture(new CheckResult(false, null, 0));
-                }
-                throw Zk.translate(err);
-            }
+        return syncedQueue(lockPath).thenCompose(cs -> {
             LockQueue q = LockQueue.of(cs.children());
             return infos(lockPath, q.holders()).thenApply(infos -> {
                 Long latest = null;
@@ -99,9 +73,30 @@ public final class LockReader {
                     current |= info.token() == token;
                     latest = latest == null ? info.token() : Math.max(latest, info.token());
                 }
-                return new CheckResult(current, latest, cs.stat().getPzxid());
+                return new CheckResult(current, latest, cs.stat() == null ? 0 : cs.stat().getPzxid());
             });
-        }).thenCompose(f -> f);
+        });
+    }
+
+    /**
+     * {@code sync}, then the lock's children: a read that reflects every write committed before the call. A lock node
+     * that does not exist reads as an empty queue (with a null stat).
+     */
+    private CompletableFuture<Zk.ChildrenAndStat> syncedQueue(String lockPath) {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.sync(lockPath).thenCompose(v -> zk.childrenAndStat(lockPath)).handle((cs, err) -> {
+            if (err == null) {
+                return cs;
+            }
+            if (Zk.code(err) == Code.NONODE) {
+                return new Zk.ChildrenAndStat(List.of(), null);
+            }
+            throw Zk.translate(err);
+        });
     }
 
     /** The holders of a queue, as the API shows them. */

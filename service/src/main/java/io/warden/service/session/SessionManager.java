@@ -612,7 +612,10 @@ public final class SessionManager {
                         log.info("adopted session {} of client {} (tracked by gateway {} before)", id, rec.clientId(), rec.gateway());
                         return 1;
                     });
-                }).exceptionally(e -> 0));
+                }).exceptionally(e -> {
+                    log.debug("could not adopt session {}: {}", id, e.toString());
+                    return 0;
+                }));
             }
             return CompletableFuture.allOf(adopted.toArray(CompletableFuture[]::new))
                     .thenApply(v -> adopted.stream().mapToInt(CompletableFuture::join).sum());

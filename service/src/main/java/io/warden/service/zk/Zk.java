@@ -22,7 +22,7 @@ import java.util.function.Function;
  * request thread ever waits on ZooKeeper. Paths are relative to the cell's chroot (Curator's namespace).
  *
  * <p>Concurrency: futures complete on Curator's event thread. Continuations must not block; they may start
- * more operations. {@code connected} is written by Curator's connection-state thread and read anywhere.
+ * more operations.
  *
  * <p>Errors: a ZooKeeper error completes the future with {@link KeeperException} (callers match on its code);
  * {@link #failFast()} turns a lost connection into {@link WardenException} UNAVAILABLE before anything is sent.
@@ -30,29 +30,25 @@ import java.util.function.Function;
 public final class Zk {
     private final CuratorFramework client;
     private final WardenMetrics metrics;
-    private volatile boolean connected;
 
     public Zk(CuratorFramework client, WardenMetrics metrics) {
         this.client = client;
         this.metrics = metrics;
-        this.connected = client.getZookeeperClient().isConnected();
-        client.getConnectionStateListenable().addListener((c, state) -> {
-            connected = state.isConnected();
-            metrics.connectionState(state);
-        });
+        client.getConnectionStateListenable().addListener((c, state) -> metrics.connectionState(state));
     }
 
     public CuratorFramework client() {
         return client;
     }
 
+    /** Whether ZooKeeper's client is connected now (read from the client itself; state events arrive later). */
     public boolean connected() {
-        return connected;
+        return client.getZookeeperClient().isConnected();
     }
 
     /** Throws UNAVAILABLE at once when ZooKeeper is not connected: the API answers 503 quickly instead of hanging. */
     public void failFast() {
-        if (!connected) {
+        if (!connected()) {
             throw WardenException.unavailable("ZooKeeper is not reachable from this gateway (no quorum or no connection); try again shortly", null);
         }
     }

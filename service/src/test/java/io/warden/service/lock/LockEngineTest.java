@@ -19,9 +19,9 @@ import org.junit.jupiter.api.Test;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionException;
 
 import static io.warden.service.support.WardenFixture.await;
+import static io.warden.service.support.WardenFixture.code;
 import static io.warden.service.support.WardenFixture.exclusive;
 import static io.warden.service.support.WardenFixture.join;
 import static io.warden.service.support.WardenFixture.session;
@@ -45,13 +45,6 @@ class LockEngineTest {
     @AfterEach
     void tearDown() throws Exception {
         fx.close();
-    }
-
-    private static WardenException.ErrorCode code(Throwable t) {
-        while (t instanceof CompletionException && t.getCause() != null) {
-            t = t.getCause();
-        }
-        return ((WardenException) t).code();
     }
 
     @Test

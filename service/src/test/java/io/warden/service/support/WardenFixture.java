@@ -7,6 +7,7 @@ import io.warden.service.api.LockName;
 import io.warden.service.api.Mode;
 import io.warden.service.api.OnTimeout;
 import io.warden.service.api.Warden;
+import io.warden.service.api.WardenException;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.time.ManualClock;
 import org.apache.curator.framework.CuratorFramework;
@@ -70,6 +71,17 @@ public final class WardenFixture implements AutoCloseable {
 
     public static AcquireRequest shared(String session, String name, long waitMs) {
         return new AcquireRequest(session, LockName.parse(name), Mode.SHARED, waitMs, UUID.randomUUID().toString(), OnTimeout.CANCEL);
+    }
+
+    /** The problem code of a failed engine call (unwrapping CompletionException). */
+    public static WardenException.ErrorCode code(Throwable t) {
+        while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) {
+            t = t.getCause();
+        }
+        if (!(t instanceof WardenException we)) {
+            throw new AssertionError("expected a WardenException, got " + t, t);
+        }
+        return we.code();
     }
 
     public static AcquireResult join(CompletableFuture<AcquireResult> f) {
