@@ -52,6 +52,8 @@ public final class HttpApi {
     private final Warden warden;
     private final WardenConfig config;
     private final PrometheusMeterRegistry registry;
+    /** Request timers by route, method and status, registered once (the set is small: templates, not paths). */
+    private final java.util.Map<String, Timer> timers = new java.util.concurrent.ConcurrentHashMap<>();
     private final Json json = new Json();
     private final Problems problems = new Problems(json);
     private volatile boolean draining;
@@ -195,10 +197,11 @@ public final class HttpApi {
         String method = ctx.method().name();
         String status = Integer.toString(ctx.statusCode());
         long nanos = executionMs == null ? 0 : (long) (executionMs * 1_000_000.0);
-        Timer.builder(TIMER)
+        String m = METHODS.contains(method) ? method : "OTHER";
+        timers.computeIfAbsent(route + " " + m + " " + status, k -> Timer.builder(TIMER)
                 .description("HTTP requests by route template, method and status")
-                .tags("route", route, "method", METHODS.contains(method) ? method : "OTHER", "status", status)
-                .register(registry)
+                .tags("route", route, "method", m, "status", status)
+                .register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
         log.debug("{} {} -> {} in {} ms", method, ctx.path(), status, executionMs);
     }

@@ -96,27 +96,70 @@ public final class LockEngine {
                 throw drainingError();
             }
             zk.failFast();
-            String sessionPath = CellPaths.session(req.sessionId());
-            result = zk.data(sessionPath).handle((ds, err) -> {
-                if (err != null) {
-                    if (Zk.code(err) == Code.NONODE) {
-                        throw WardenException.sessionNotFound(req.sessionId());
-                    }
-                    throw Zk.translate(err);
-                }
-                SessionRecord record = Json.readOrNull(ds.data(), SessionRecord.class);
-                if (record == null) {
-                    throw WardenException.sessionNotFound(req.sessionId());
-                }
-                return new Prepared(record, ds.stat().getNumChildren());
-            }).thenCompose(p -> create(req, p, start, 1)).thenCompose(this::start);
+            result = prepare(req.sessionId()).thenCompose(p -> create(req, p, start, 1)).thenCompose(this::start);
         } catch (RuntimeException e) {
             result = CompletableFuture.failedFuture(e);
         }
         return result.whenComplete((r, err) -> metrics.acquire(err != null ? "error" : r.status().name().toLowerCase(), clock.read() - start));
     }
 
-    private record Prepared(SessionRecord record, int requests) {
+    /**
+     * The session's client id and request count: from this gateway's hint when it has one below the limit (no read),
+     * else from the session record. The multi that follows checks that the session exists either way.
+     */
+    private CompletableFuture<Prepared> prepare(String sessionId) {
+        SessionHint hint = hints.get(sessionId);
+        if (hint != null && hint.requests.get() < maxRequestsPerSession) {
+            return CompletableFuture.completedFuture(new Prepared(hint.clientId, hint.requests.get()));
+        }
+        return zk.data(CellPaths.session(sessionId)).handle((ds, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    throw WardenException.sessionNotFound(sessionId);
+                }
+                throw Zk.translate(err);
+            }
+            SessionRecord record = Json.readOrNull(ds.data(), SessionRecord.class);
+            if (record == null) {
+                throw WardenException.sessionNotFound(sessionId);
+            }
+            int requests = ds.stat().getNumChildren();
+            if (hints.size() >= NodeInfoCache.MAX_ENTRIES) {
+                hints.clear();
+            }
+            hints.put(sessionId, new SessionHint(record.clientId(), requests));
+            return new Prepared(record.clientId(), requests);
+        });
+    }
+
+    /** A session opened here: its client id is known, and it has no requests yet. */
+    public void sessionOpened(String sessionId, String clientId) {
+        hints.put(sessionId, new SessionHint(clientId, 0));
+    }
+
+    private void countRequest(String sessionId, int delta) {
+        SessionHint hint = hints.get(sessionId);
+        if (hint != null) {
+            hint.requests.updateAndGet(n -> Math.max(0, n + delta));
+        }
+    }
+
+    /**
+     * What this gateway knows of a session without reading: its client id (never changes) and how many requests it
+     * has (counted here: exact for a session that uses one gateway; when it looks like the limit is reached the record
+     * is read again, so the limit never refuses a session below it).
+     */
+    private static final class SessionHint {
+        final String clientId;
+        final AtomicInteger requests;
+
+        SessionHint(String clientId, int requests) {
+            this.clientId = clientId;
+            this.requests = new AtomicInteger(requests);
+        }
+    }
+
+    private record Prepared(String clientId, int requests) {
     }
 
     /** Creates the request's record and queue node in one multi; on a retry finds the existing ones. */
@@ -125,7 +168,7 @@ public final class LockEngine {
         String lockPath = CellPaths.lock(req.name());
         String requestPath = CellPaths.sessionRequest(req.sessionId(), uuid);
         byte[] requestData = Json.write(new RequestRecord(req.name().toString(), req.mode(), req.requestId()));
-        byte[] nodeData = Json.write(new QueueNodeData(req.sessionId(), p.record().clientId(), req.requestId(), req.mode()));
+        byte[] nodeData = Json.write(new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode()));
         List<CuratorOp> ops;
         try {
             ops = List.of(
@@ -151,8 +194,9 @@ public final class LockEngine {
                 long token = results.get(1).getResultStat().getMzxid();
                 String node = lastSegment(results.get(2).getResultPath());
                 remember(req.sessionId(), lockPath, token, node);
+                countRequest(req.sessionId(), 1);
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
-                        new QueueNodeData(req.sessionId(), p.record().clientId(), req.requestId(), req.mode())));
+                        new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode())));
                 return CompletableFuture.completedFuture(new Waiting(req, lockPath, uuid, node, token, start));
             }
             Throwable cause = Zk.unwrap(err);
@@ -346,7 +390,11 @@ public final class LockEngine {
     /** Deletes the request's node and record together; a node already gone is fine. */
     private CompletableFuture<Void> remove(Waiting w) {
         return deleteRequest(w.lockPath + "/" + w.node, CellPaths.sessionRequest(w.req.sessionId(), w.uuid))
-                .thenApply(deleted -> null);
+                .thenAccept(deleted -> {
+                    if (deleted) {
+                        countRequest(w.req.sessionId(), -1);
+                    }
+                });
     }
 
     /** Our queue node vanished while we waited: the session ended, or the request was cancelled. */
@@ -427,6 +475,7 @@ public final class LockEngine {
                 metrics.release(deleted);
                 if (deleted) {
                     releasedAt.put(lockPath, clock.read());
+                    countRequest(sessionId, -1);
                     log.debug("released {} token {} of session {}", name, token, sessionId);
                     notifyRemoved(sessionId, entry.id());
                 }
@@ -434,6 +483,9 @@ public final class LockEngine {
             });
         });
     }
+
+    /** Hints by session id; see {@link SessionHint}. */
+    private final Map<String, SessionHint> hints = new ConcurrentHashMap<>();
 
     /** Reads which of the session's queue nodes on this lock has this token; null when none. */
     private CompletableFuture<QueueEntry> find(String sessionId, String lockPath, long token) {
@@ -494,6 +546,7 @@ public final class LockEngine {
             return deleteRequest(lockPath + "/" + entry.get().node(), CellPaths.sessionRequest(sessionId, uuid)).thenApply(deleted -> {
                 if (deleted) {
                     releasedAt.put(lockPath, clock.read());
+                    countRequest(sessionId, -1);
                     log.debug("cancelled request {} of session {} on {}", requestId, sessionId, name);
                     notifyRemoved(sessionId, uuid);
                 }
@@ -513,13 +566,19 @@ public final class LockEngine {
         return zk.multi(ops).handle((r, err) -> {
             if (err == null) {
                 nodes.forget(nodePath);
-                return true;
+                return CompletableFuture.completedFuture(true);
             }
             if (Zk.code(err) == Code.NONODE) {
-                return false;
+                if (Zk.MultiFailure.maybeApplied(err)) {
+                    // The connection dropped under the multi and Curator sent it again: the first attempt may have
+                    // deleted both nodes and lost its reply. We saw this request a moment ago; if both are gone now,
+                    // this call is what removed them (a regression found by WholeSystemFaultIT on a leader kill).
+                    return zk.exists(nodePath).thenCombine(zk.exists(requestPath), (a, b) -> a == null && b == null);
+                }
+                return CompletableFuture.completedFuture(false);
             }
             throw Zk.translate(err);
-        });
+        }).thenCompose(f -> f);
     }
 
     /** Answers held calls on this gateway for a request that another call removed. */
@@ -536,6 +595,7 @@ public final class LockEngine {
 
     /** The session ended (closed or expired here): answer its held calls with SESSION_NOT_FOUND. */
     public void sessionEnded(String sessionId) {
+        hints.remove(sessionId);
         Set<Waiting> set = waiting.get(sessionId);
         if (set != null) {
             for (Waiting w : List.copyOf(set)) {

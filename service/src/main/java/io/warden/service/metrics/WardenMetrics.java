@@ -8,7 +8,8 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.KeeperException;
 
-import java.time.Duration;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Supplier;
@@ -30,6 +31,9 @@ public final class WardenMetrics {
     private final MeterRegistry registry;
     private final AtomicInteger connected = new AtomicInteger();
     private final AtomicInteger pendingWaiters = new AtomicInteger();
+    /** Meters by name and tags, built once: registering on every call costs an id and a map lookup each time. */
+    private final Map<String, Timer> timers = new ConcurrentHashMap<>();
+    private final Map<String, Counter> counters = new ConcurrentHashMap<>();
 
     public WardenMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -53,13 +57,13 @@ public final class WardenMetrics {
     }
 
     public void acquire(String outcome, long nanos) {
-        Timer.builder("warden.acquire").description("acquire latency by outcome").tag("outcome", outcome)
-                .publishPercentileHistogram().register(registry).record(nanos, TimeUnit.NANOSECONDS);
+        timers.computeIfAbsent("acquire:" + outcome, k -> Timer.builder("warden.acquire").description("acquire latency by outcome")
+                .tag("outcome", outcome).publishPercentileHistogram().register(registry)).record(nanos, TimeUnit.NANOSECONDS);
     }
 
     public void handoff(long nanos) {
-        Timer.builder("warden.handoff").description("release to the next grant").publishPercentileHistogram()
-                .register(registry).record(nanos, TimeUnit.NANOSECONDS);
+        timers.computeIfAbsent("handoff", k -> Timer.builder("warden.handoff").description("release to the next grant")
+                .publishPercentileHistogram().register(registry)).record(nanos, TimeUnit.NANOSECONDS);
     }
 
     public void queueDepth(int depth) {
@@ -67,19 +71,29 @@ public final class WardenMetrics {
     }
 
     public void grant() {
-        Counter.builder("warden.grants").description("grants made").register(registry).increment();
+        counter("warden.grants", "grants made", null, null).increment();
     }
 
     public void release(boolean released) {
-        Counter.builder("warden.releases").tag("result", released ? "released" : "noop").register(registry).increment();
+        counter("warden.releases", "releases by result", "result", released ? "released" : "noop").increment();
     }
 
     public void sessionExpired() {
-        Counter.builder("warden.sessions.expired").description("sessions expired by TTL").register(registry).increment();
+        counter("warden.sessions.expired", "sessions expired by TTL", null, null).increment();
     }
 
     public void keepalive(String result) {
-        Counter.builder("warden.keepalives").tag("result", result).register(registry).increment();
+        counter("warden.keepalives", "keepalives by result", "result", result).increment();
+    }
+
+    private Counter counter(String name, String description, String tag, String value) {
+        return counters.computeIfAbsent(name + ":" + value, k -> {
+            Counter.Builder b = Counter.builder(name).description(description);
+            if (tag != null) {
+                b.tag(tag, value);
+            }
+            return b.register(registry);
+        });
     }
 
     public void waiterAdded() {
@@ -92,12 +106,15 @@ public final class WardenMetrics {
 
     public void connectionState(ConnectionState state) {
         connected.set(state.isConnected() ? 1 : 0);
-        Counter.builder("warden.zk.connection.state").tag("state", state.name()).register(registry).increment();
+        counter("warden.zk.connection.state", "ZooKeeper connection state changes", "state", state.name()).increment();
     }
 
     public void zkOperation(String op, long nanos, int resultCode) {
-        String result = resultCode == 0 ? "ok" : KeeperException.Code.get(resultCode) == null ? "error" : KeeperException.Code.get(resultCode).name().toLowerCase();
-        Timer.builder("warden.zk.operation").tag("op", op).tag("result", result).register(registry)
-                .record(Duration.ofNanos(nanos));
+        timers.computeIfAbsent("zk:" + op + ":" + resultCode, k -> {
+            KeeperException.Code code = KeeperException.Code.get(resultCode);
+            String result = resultCode == 0 ? "ok" : code == null ? "error" : code.name().toLowerCase();
+            return Timer.builder("warden.zk.operation").description("ZooKeeper operations by result")
+                    .tag("op", op).tag("result", result).register(registry);
+        }).record(nanos, TimeUnit.NANOSECONDS);
     }
 }

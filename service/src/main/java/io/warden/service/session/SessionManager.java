@@ -27,6 +27,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.Predicate;
 import java.util.regex.Pattern;
 
@@ -141,6 +142,7 @@ public final class SessionManager {
                         throw Zk.translate(err);
                     }
                     track(sessionId, record, stat.getVersion());
+                    engine.sessionOpened(sessionId, clientId);
                     log.info("opened session {} for client {} (ttl {} ms, lock-delay {} ms)", sessionId, clientId, ttl, lockDelayMs);
                     return new SessionGrant(sessionId, ttl, keepaliveInterval(ttl), lockDelayMs, stat.getCzxid());
                 });
@@ -415,7 +417,12 @@ public final class SessionManager {
             }
             Code code = Zk.code(err);
             if (code == Code.NONODE && Zk.unwrap(err) instanceof org.apache.zookeeper.KeeperException) {
-                untrack(t.id, true); // the record itself is gone: closed elsewhere
+                // The record itself is gone: closed elsewhere, or our own earlier attempt was applied and its reply
+                // lost. In the second case it may have left a lock-delay for us to finish (a no-op if there is none).
+                if (t.lockDelayMs > 0) {
+                    lockDelays.schedule(t.id, t.lockDelayMs);
+                }
+                untrack(t.id, true);
                 finishExpiring(t, true);
                 return;
             }
@@ -484,6 +491,7 @@ public final class SessionManager {
 
     private CompletableFuture<CloseResult> close(String sessionId, int attempt) {
         String path = CellPaths.session(sessionId);
+        AtomicReference<CloseResult> attempted = new AtomicReference<>();
         return zk.exists(path).thenCompose(stat -> {
             if (stat == null) {
                 throw WardenException.sessionNotFound(sessionId);
@@ -504,23 +512,32 @@ public final class SessionManager {
                 } catch (Exception e) {
                     return CompletableFuture.failedFuture(e);
                 }
-                return zk.multi(ops).thenApply(r -> {
-                    log.info("closed session {}; released {}, cancelled {}", sessionId, released, cancelled);
-                    untrack(sessionId, true);
-                    return new CloseResult(released, cancelled, 0);
-                });
+                attempted.set(new CloseResult(released, cancelled, 0));
+                return zk.multi(ops).thenApply(r -> closed(sessionId, attempted.get()));
             });
         }).handle((r, err) -> {
             if (err == null) {
                 return CompletableFuture.completedFuture(r);
             }
             Code code = Zk.code(err);
+            if (Zk.MultiFailure.maybeApplied(err) && attempt < MAX_ATTEMPTS) {
+                // Our first attempt may have closed it and lost its reply: if the record is gone, it did.
+                CloseResult mayHave = attempted.get();
+                return zk.exists(path).thenCompose(stat -> stat == null && mayHave != null
+                        ? CompletableFuture.completedFuture(closed(sessionId, mayHave)) : close(sessionId, attempt + 1));
+            }
             if (code != null && code != Code.CONNECTIONLOSS && code != Code.SESSIONEXPIRED && attempt < MAX_ATTEMPTS
                     && !(Zk.unwrap(err) instanceof WardenException)) {
                 return close(sessionId, attempt + 1); // raced with an acquire, a release or a takeover
             }
             throw Zk.translate(err);
         }).thenCompose(f -> f);
+    }
+
+    private CloseResult closed(String sessionId, CloseResult result) {
+        log.info("closed session {}; released {}, cancelled {}", sessionId, result.released(), result.cancelled());
+        untrack(sessionId, true);
+        return result;
     }
 
     public CompletableFuture<SessionView> view(String sessionId) {

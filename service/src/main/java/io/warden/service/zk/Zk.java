@@ -30,11 +30,18 @@ import java.util.function.Function;
 public final class Zk {
     private final CuratorFramework client;
     private final WardenMetrics metrics;
+    /** Counts connection losses (SUSPENDED and LOST); see {@link MultiFailure#maybeApplied()}. */
+    private final java.util.concurrent.atomic.AtomicLong disconnects = new java.util.concurrent.atomic.AtomicLong();
 
     public Zk(CuratorFramework client, WardenMetrics metrics) {
         this.client = client;
         this.metrics = metrics;
-        client.getConnectionStateListenable().addListener((c, state) -> metrics.connectionState(state));
+        client.getConnectionStateListenable().addListener((c, state) -> {
+            if (!state.isConnected()) {
+                disconnects.incrementAndGet();
+            }
+            metrics.connectionState(state);
+        });
     }
 
     public CuratorFramework client() {
@@ -123,13 +130,15 @@ public final class Zk {
      */
     public CompletableFuture<List<CuratorTransactionResult>> multi(List<CuratorOp> ops) {
         long start = System.nanoTime();
+        long disconnectsBefore = disconnects.get();
         CompletableFuture<List<CuratorTransactionResult>> f = new CompletableFuture<>();
         BackgroundCallback cb = (c, event) -> {
             metrics.zkOperation("multi", System.nanoTime() - start, event.getResultCode());
             if (event.getResultCode() == 0) {
                 f.complete(event.getOpResults());
             } else {
-                f.completeExceptionally(new MultiFailure(KeeperException.Code.get(event.getResultCode()), event.getOpResults()));
+                f.completeExceptionally(new MultiFailure(KeeperException.Code.get(event.getResultCode()), event.getOpResults(),
+                        disconnects.get() != disconnectsBefore));
             }
         };
         try {
@@ -222,11 +231,26 @@ public final class Zk {
     public static final class MultiFailure extends RuntimeException {
         private final KeeperException.Code code;
         private final List<CuratorTransactionResult> results;
+        private final boolean maybeApplied;
 
-        MultiFailure(KeeperException.Code code, List<CuratorTransactionResult> results) {
+        MultiFailure(KeeperException.Code code, List<CuratorTransactionResult> results, boolean maybeApplied) {
             super("multi failed: " + code, null, false, false);
             this.code = code;
             this.results = results == null ? List.of() : results;
+            this.maybeApplied = maybeApplied;
+        }
+
+        /**
+         * True when the connection was lost while the multi was under way. Curator then sends it again, so a failure
+         * such as NONODE may be the answer to the second attempt after the first was applied (its reply was lost).
+         */
+        public boolean maybeApplied() {
+            return maybeApplied;
+        }
+
+        /** Whether {@code t} is a multi failure that may hide an applied first attempt. */
+        public static boolean maybeApplied(Throwable t) {
+            return unwrap(t) instanceof MultiFailure mf && mf.maybeApplied;
         }
 
         public KeeperException.Code code() {
