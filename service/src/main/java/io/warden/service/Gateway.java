@@ -56,10 +56,13 @@ public final class Gateway implements AutoCloseable {
     private final LeaderLatch leader;
     private final HttpApi http;
     private final Warden warden;
+    private final LockLister lister;
     private final WardenMetrics metrics;
     private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile boolean draining;
     private volatile Clock.Cancellable adoptionTimer;
+    private volatile Clock.Cancellable cellCountsTimer;
+    private static final Duration CELL_COUNTS_INTERVAL = Duration.ofSeconds(30);
 
     private Gateway(WardenConfig config, Clock clock, SystemClock ownedClock) {
         this.config = config;
@@ -79,7 +82,8 @@ public final class Gateway implements AutoCloseable {
         this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock());
         this.sessions = new SessionManager(zk, clock, metrics, engine, gatewayId, config.sessionTtlMin(),
                 config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway());
-        this.warden = new WardenService(engine, sessions, new LockLister(zk, engine), this::ready);
+        this.lister = new LockLister(zk, engine);
+        this.warden = new WardenService(engine, sessions, lister, this::ready);
         this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
@@ -148,6 +152,7 @@ public final class Gateway implements AutoCloseable {
             leader.start();
             watchGateways();
             scheduleAdoption();
+            refreshCellCounts();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while starting", e);
@@ -155,6 +160,11 @@ public final class Gateway implements AutoCloseable {
             throw e;
         } catch (Exception e) {
             throw new IllegalStateException("could not start gateway: " + e.getMessage(), e);
+        }
+        if (config.sessionTtlMin().toMillis() * 3 < config.zkSessionTimeout().toMillis() * 2) {
+            log.info("note: sessions with a TTL under {} ms (2/3 of zk-session-timeout-ms) that are kept alive through a gateway "
+                    + "cut off from ZooKeeper may be expired early by the gateway that adopts them; see docs/design.md, "
+                    + "Known limits", config.zkSessionTimeout().toMillis() * 2 / 3);
         }
         http.start(config.httpHost(), config.httpPort());
         log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {})", gatewayId, http.port(), config.zkConnect(), config.chroot());
@@ -193,6 +203,31 @@ public final class Gateway implements AutoCloseable {
             adopt();
             scheduleAdoption();
         });
+    }
+
+    /** Every 30 s: the cell-wide counts for /metrics (one walk of /locks and one read of /sessions). */
+    private void refreshCellCounts() {
+        if (stopped.get()) {
+            return;
+        }
+        if (zk.connected()) {
+            lister.namespaces().thenCombine(zk.children(CellPaths.SESSIONS), (spaces, ids) -> {
+                long locks = 0;
+                long holds = 0;
+                long waiters = 0;
+                for (var ns : spaces) {
+                    locks += ns.locks();
+                    holds += ns.holders();
+                    waiters += ns.waiters();
+                }
+                metrics.cell(locks, holds, waiters, ids.size());
+                return null;
+            }).exceptionally(e -> {
+                log.debug("could not refresh the cell counts: {}", e.toString());
+                return null;
+            });
+        }
+        cellCountsTimer = clock.schedule(CELL_COUNTS_INTERVAL, this::refreshCellCounts);
     }
 
     private void adopt() {
@@ -273,9 +308,10 @@ public final class Gateway implements AutoCloseable {
         if (!stopped.compareAndSet(false, true)) {
             return;
         }
-        Clock.Cancellable t = adoptionTimer;
-        if (t != null) {
-            t.cancel();
+        for (Clock.Cancellable t : new Clock.Cancellable[]{adoptionTimer, cellCountsTimer}) {
+            if (t != null) {
+                t.cancel();
+            }
         }
         sessions.stop();
         quietly(http::stop);

@@ -12,6 +12,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Supplier;
 
 /**
@@ -22,6 +23,8 @@ import java.util.function.Supplier;
  *   <li>{@code warden_queue_depth} — queue length seen by each acquire; {@code warden_waiters_pending} — held calls</li>
  *   <li>{@code warden_grants_total}, {@code warden_releases_total{result}}, {@code warden_sessions_tracked},
  *       {@code warden_sessions_expired_total}, {@code warden_keepalives_total{result}}</li>
+ *   <li>{@code warden_cell_locks}, {@code warden_cell_holds}, {@code warden_cell_waiters}, {@code warden_cell_sessions} —
+ *       cell-wide, refreshed every 30 s from ZooKeeper ({@code -1} before the first refresh)</li>
  *   <li>{@code warden_zk_connected}, {@code warden_zk_connection_state_total{state}},
  *       {@code warden_zk_operation_seconds{op,result}}</li>
  * </ul>
@@ -31,6 +34,11 @@ public final class WardenMetrics {
     private final MeterRegistry registry;
     private final AtomicInteger connected = new AtomicInteger();
     private final AtomicInteger pendingWaiters = new AtomicInteger();
+    /** Cell-wide counts, refreshed periodically by the gateway; -1 until the first refresh. */
+    private final AtomicLong cellLocks = new AtomicLong(-1);
+    private final AtomicLong cellHolds = new AtomicLong(-1);
+    private final AtomicLong cellWaiters = new AtomicLong(-1);
+    private final AtomicLong cellSessions = new AtomicLong(-1);
     /** Meters by name and tags, built once: registering on every call costs an id and a map lookup each time. */
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
@@ -41,6 +49,18 @@ public final class WardenMetrics {
                 .description("1 while this gateway is connected to ZooKeeper").register(registry);
         Gauge.builder("warden.waiters.pending", pendingWaiters, AtomicInteger::get)
                 .description("acquire calls held open on this gateway").register(registry);
+        Gauge.builder("warden.cell.locks", cellLocks, AtomicLong::get).description("live locks in the cell").register(registry);
+        Gauge.builder("warden.cell.holds", cellHolds, AtomicLong::get).description("holds in the cell").register(registry);
+        Gauge.builder("warden.cell.waiters", cellWaiters, AtomicLong::get).description("queued requests in the cell").register(registry);
+        Gauge.builder("warden.cell.sessions", cellSessions, AtomicLong::get).description("open sessions in the cell").register(registry);
+    }
+
+    /** Sets the cell-wide counts (read from ZooKeeper by the gateway every so often). */
+    public void cell(long locks, long holds, long waiters, long sessions) {
+        cellLocks.set(locks);
+        cellHolds.set(holds);
+        cellWaiters.set(waiters);
+        cellSessions.set(sessions);
     }
 
     /** Metrics that go nowhere, for tools and tests that do not read them. */
