@@ -73,33 +73,20 @@ public record WardenConfig(
     }
 
     public WardenConfig withZkConnect(String value) {
-        return new WardenConfig(httpHost, httpPort, value, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
-                zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
-                maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId);
+        return toBuilder().zkConnect(value).build();
     }
 
     public WardenConfig withHttpPort(int value) {
-        return new WardenConfig(httpHost, value, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
-                zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
-                maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId);
+        return toBuilder().httpPort(value).build();
     }
 
     public WardenConfig withLimits(int requestsPerSession, int waitersPerLock, int sessionsPerGateway) {
-        return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
-                zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, requestsPerSession,
-                waitersPerLock, sessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId);
-    }
-
-    public WardenConfig withSessionTtls(Duration min, Duration max, Duration defaultTtl) {
-        return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
-                zkConnectionTimeout, min, max, defaultTtl, maxRequestsPerSession,
-                maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId);
+        return toBuilder().maxRequestsPerSession(requestsPerSession).maxWaitersPerLock(waitersPerLock)
+                .maxSessionsPerGateway(sessionsPerGateway).build();
     }
 
     public WardenConfig withZkSessionTimeout(Duration value) {
-        return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, value,
-                zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
-                maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId);
+        return toBuilder().zkSessionTimeout(value).build();
     }
 
     /** A builder starting from {@link #defaults()}. */
