@@ -135,8 +135,17 @@ public final class SessionManager {
         random.nextBytes(id);
         String sessionId = HexFormat.of().formatHex(id);
         SessionRecord record = new SessionRecord(clientId, ttl, lockDelayMs, gatewayId);
-        return zk.create(CellPaths.session(sessionId), Json.write(record), CreateMode.PERSISTENT, false)
-                .thenCompose(path -> zk.exists(path))
+        String path = CellPaths.session(sessionId);
+        return zk.create(path, Json.write(record), CreateMode.PERSISTENT, false)
+                .handle((created, err) -> {
+                    // The id is 128 random bits: NODEEXISTS can only be our own create, applied before a lost reply
+                    // and sent again by Curator.
+                    if (err != null && Zk.code(err) != Code.NODEEXISTS) {
+                        throw Zk.translate(err);
+                    }
+                    return path;
+                })
+                .thenCompose(zk::exists)
                 .handle((stat, err) -> {
                     if (err != null) {
                         throw Zk.translate(err);

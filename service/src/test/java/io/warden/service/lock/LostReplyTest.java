@@ -48,7 +48,7 @@ class LostReplyTest {
         String a = session(w, "a", 60_000);
         AcquireResult held = join(w.acquire(exclusive(a, "lost/r", 0)));
 
-        proxy.cutAfterNextMulti();
+        proxy.cutAfterNext(ZkCutProxy.MULTI);
         boolean released = w.release(a, LockName.parse("lost/r"), held.token()).orTimeout(20, TimeUnit.SECONDS).join();
 
         assertThat(proxy.hasCut()).as("the reply of the release was lost").isTrue();
@@ -61,7 +61,7 @@ class LostReplyTest {
         String a = session(w, "a", 60_000);
         join(w.acquire(exclusive(a, "lost/c", 0)));
 
-        proxy.cutAfterNextMulti();
+        proxy.cutAfterNext(ZkCutProxy.MULTI);
         CloseResult closed = w.closeSession(a).orTimeout(20, TimeUnit.SECONDS).join();
 
         assertThat(proxy.hasCut()).isTrue();
@@ -73,11 +73,20 @@ class LostReplyTest {
     void acquire_whoseReplyIsLost_findsItsOwnNode_andQueuesOnce() throws Exception {
         String a = session(w, "a", 60_000);
 
-        proxy.cutAfterNextMulti();
+        proxy.cutAfterNext(ZkCutProxy.MULTI);
         AcquireResult r = join(w.acquire(exclusive(a, "lost/a", 0)));
 
         assertThat(proxy.hasCut()).isTrue();
         assertThat(r.status()).isEqualTo(AcquireResult.Status.GRANTED);
         assertThat(fx.queue("lost/a")).hasSize(1);
+    }
+
+    @Test
+    void openSession_whoseReplyIsLost_stillOpensOneSession() throws Exception {
+        proxy.cutAfterNext(ZkCutProxy.CREATE2); // Curator creates with create2
+        String a = w.openSession("a", 60_000, 0).orTimeout(20, TimeUnit.SECONDS).join().sessionId();
+
+        assertThat(proxy.hasCut()).isTrue();
+        assertThat(fx.curator.getChildren().forPath("/sessions")).containsExactly(a);
     }
 }

@@ -11,21 +11,24 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A TCP proxy between ZooKeeper clients and one server that can lose a reply on purpose: once {@link #cutAfterNextMulti()}
- * is armed, it forwards the next {@code multi} request to the server and then closes the connection before the reply
+ * A TCP proxy between ZooKeeper clients and one server that can lose a reply on purpose: once {@link #cutAfterNext(int)}
+ * is armed, it forwards the next request of that kind (say {@code multi}) to the server and then closes the connection before the reply
  * comes back — the "applied, but the reply was lost" case. The client reconnects through the proxy (same ZooKeeper
  * session) and Curator sends the request again.
  *
  * <p>It reads the ZooKeeper framing only: each packet is a 4-byte length and a body; the first packet of a connection
- * is the connect request, every later request body starts with an xid and an op code ({@code multi} is 14).
+ * is the connect request, every later request body starts with an xid and an op code.
  *
- * <p>Concurrency: two daemon threads per connection copy bytes; {@link #armed} is the only shared flag.
+ * <p>Concurrency: two daemon threads per connection copy bytes; {@link #armed} and {@link #cut} are the shared state.
  */
 public final class ZkCutProxy implements AutoCloseable {
-    private static final int OP_MULTI = 14;
+    /** ZooKeeper op codes this proxy can cut after. */
+    public static final int CREATE2 = 15;
+    public static final int MULTI = 14;
     private final ServerSocket listener;
     private final int serverPort;
-    private final AtomicBoolean armed = new AtomicBoolean();
+    /** The op code to cut after, or 0 when not armed. */
+    private final java.util.concurrent.atomic.AtomicInteger armed = new java.util.concurrent.atomic.AtomicInteger();
     private final AtomicBoolean cut = new AtomicBoolean();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile boolean closed;
@@ -42,10 +45,10 @@ public final class ZkCutProxy implements AutoCloseable {
         return "127.0.0.1:" + listener.getLocalPort();
     }
 
-    /** The next multi request reaches the server, and its connection is closed before the reply. */
-    public void cutAfterNextMulti() {
+    /** The next request with this op code reaches the server, and its connection is closed before the reply. */
+    public void cutAfterNext(int opCode) {
         cut.set(false);
-        armed.set(true);
+        armed.set(opCode);
     }
 
     /** Whether an armed cut has happened. */
@@ -92,9 +95,9 @@ public final class ZkCutProxy implements AutoCloseable {
                 out.write(new byte[]{(byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length});
                 out.write(body);
                 out.flush();
-                boolean multi = !first && length >= 8 && readInt(body, 4) == OP_MULTI;
+                int op = !first && length >= 8 ? readInt(body, 4) : 0;
                 first = false;
-                if (multi && armed.compareAndSet(true, false)) {
+                if (op != 0 && armed.compareAndSet(op, 0)) {
                     // Drop the client's side at once, so the reply cannot reach it; keep the server's side open a
                     // moment so the server reads and applies the request rather than seeing a closed connection.
                     client.close();
