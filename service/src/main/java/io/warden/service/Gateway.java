@@ -11,6 +11,7 @@ import io.warden.service.metrics.WardenMetrics;
 import io.warden.service.session.SessionManager;
 import io.warden.service.time.Clock;
 import io.warden.service.time.SystemClock;
+import io.warden.service.watch.WatchHub;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.Zk;
@@ -58,6 +59,7 @@ public final class Gateway implements AutoCloseable {
     private final Warden warden;
     private final LockLister lister;
     private final WardenMetrics metrics;
+    private final WatchHub watches;
     private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile boolean draining;
     private volatile Clock.Cancellable adoptionTimer;
@@ -87,7 +89,8 @@ public final class Gateway implements AutoCloseable {
         this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
-        this.http = new HttpApi(warden, config, registry);
+        this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY);
+        this.http = new HttpApi(warden, watches, config, registry);
     }
 
     /** Connects to {@code config.zkConnect()} (must be set), registers the gateway and serves HTTP on {@code config.httpPort()} (0 = any free port). */
@@ -122,7 +125,8 @@ public final class Gateway implements AutoCloseable {
             if (!client.blockUntilConnected((int) waitMs, TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("cannot reach ZooKeeper at " + config.zkConnect() + " within " + waitMs + " ms");
             }
-            for (String path : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY}) {
+            for (String path : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY,
+                    CellPaths.EXPIRED}) {
                 try {
                     client.create().creatingParentsIfNeeded().forPath(path);
                 } catch (KeeperException.NodeExistsException ignored) {
@@ -149,6 +153,10 @@ public final class Gateway implements AutoCloseable {
                     log.info("gateway {} is no longer the leader", gatewayId);
                 }
             });
+            watches.start();
+            if (!watches.awaitReady(Duration.ofMillis(waitMs))) {
+                log.warn("gateway {}: the watch mirror of /locks is not ready after {} ms; watches wait for it", gatewayId, waitMs);
+            }
             leader.start();
             watchGateways();
             scheduleAdoption();
@@ -269,6 +277,11 @@ public final class Gateway implements AutoCloseable {
         return engine.pendingCount();
     }
 
+    /** The watches this gateway serves ({@code GET /v1/watch}). */
+    public WatchHub watches() {
+        return watches;
+    }
+
     public WardenMetrics metrics() {
         return metrics;
     }
@@ -314,6 +327,7 @@ public final class Gateway implements AutoCloseable {
             }
         }
         sessions.stop();
+        watches.close();
         quietly(http::stop);
         quietly(leader::close);
         quietly(registration::close);

@@ -11,6 +11,9 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.Warden;
 import io.warden.service.config.WardenConfig;
+import io.warden.service.api.WardenException;
+import io.warden.service.watch.WatchSource;
+import java.time.Duration;
 import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.Executor;
@@ -25,7 +28,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * The gateway's HTTP API (contract §3) on Javalin/Jetty: the {@code /v1} calls, the lease API, health and
- * metrics. It validates every request before anything reaches the {@link Warden}, holds waiting acquires
+ * metrics, the WebSocket keepalive ({@link KeepaliveSockets}) and the watch stream ({@link WatchRoutes}). It validates every request before anything reaches the {@link Warden}, holds waiting acquires
  * without a thread ({@code ctx.future}), and answers every failure with a problem document made in one place
  * ({@link Problems}).
  *
@@ -49,7 +52,13 @@ public final class HttpApi {
 
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
 
+    /** A WebSocket is closed after this long without a frame: longer than any client's keepalive interval. */
+    static final long WS_IDLE_TIMEOUT_MS = 5 * 60_000;
+    /** Heartbeat frames carry nothing; anything bigger is a misbehaving client (Jetty closes with 1009). */
+    static final long WS_MAX_MESSAGE_BYTES = 1024;
+
     private final Warden warden;
+    private final WatchSource watches;
     private final WardenConfig config;
     private final PrometheusMeterRegistry registry;
     /** Request timers by route, method and status, registered once (the set is small: templates, not paths). */
@@ -59,8 +68,19 @@ public final class HttpApi {
     private volatile boolean draining;
     private volatile Javalin app;
 
+    private volatile WatchRoutes watchRoutes;
+    private volatile KeepaliveSockets keepaliveSockets;
+
+    /** An API without watches: {@code GET /v1/watch} answers 503. */
     public HttpApi(Warden warden, WardenConfig config, PrometheusMeterRegistry registry) {
+        this(warden, (filter, since, sink) -> {
+            throw WardenException.unavailable("this gateway serves no watches", null);
+        }, config, registry);
+    }
+
+    public HttpApi(Warden warden, WatchSource watches, WardenConfig config, PrometheusMeterRegistry registry) {
         this.warden = Objects.requireNonNull(warden, "warden");
+        this.watches = Objects.requireNonNull(watches, "watches");
         this.config = Objects.requireNonNull(config, "config");
         this.registry = Objects.requireNonNull(registry, "registry");
     }
@@ -91,6 +111,26 @@ public final class HttpApi {
      */
     public void beginDrain() {
         draining = true;
+        closeStreams("gateway draining; reconnect to another gateway");
+    }
+
+    /** Ends every watch stream (each after what it has queued) and keepalive socket (1001). */
+    private void closeStreams(String reason) {
+        WatchRoutes w = watchRoutes;
+        if (w != null) {
+            w.closeAll(reason);
+        }
+        KeepaliveSockets k = keepaliveSockets;
+        if (k != null) {
+            k.closeAll(reason);
+        }
+    }
+
+    /** Open watch streams and keepalive sockets (tests). */
+    int openStreams() {
+        WatchRoutes w = watchRoutes;
+        KeepaliveSockets k = keepaliveSockets;
+        return (w == null ? 0 : w.openCount()) + (k == null ? 0 : k.openCount());
     }
 
     public boolean draining() {
@@ -104,6 +144,7 @@ public final class HttpApi {
     public synchronized void stop() {
         Javalin current = app;
         if (current != null) {
+            closeStreams("gateway stopping");
             current.jettyServer().server().setStopTimeout(draining ? config.drainTimeout().toMillis() : 0);
             current.stop();
             app = null;
@@ -129,6 +170,11 @@ public final class HttpApi {
             // Javalin nests its servlet context inside this wrapper; on stop it lets in-flight replies finish.
             server.setHandler(new GracefulHandler());
         });
+        cfg.jetty.modifyWebSocketServletFactory(factory -> {
+            factory.setIdleTimeout(Duration.ofMillis(WS_IDLE_TIMEOUT_MS));
+            factory.setMaxTextMessageSize(WS_MAX_MESSAGE_BYTES);
+            factory.setMaxBinaryMessageSize(WS_MAX_MESSAGE_BYTES);
+        });
         cfg.requestLogger.http(this::record);
         cfg.routes.exception(HttpResponseException.class, (e, ctx) -> problems.respond(ctx, e));
         cfg.routes.exception(Exception.class, (e, ctx) -> problems.respond(ctx, e));
@@ -144,10 +190,15 @@ public final class HttpApi {
         Requests requests = new Requests(json, config);
         LockRoutes v1 = new LockRoutes(warden, requests, exchange);
         LeaseRoutes lease = new LeaseRoutes(warden, requests, exchange);
+        WatchRoutes watch = new WatchRoutes(watches, exchange, json, responseExecutor());
+        KeepaliveSockets sockets = new KeepaliveSockets(warden, json, () -> draining);
+        watchRoutes = watch;
+        keepaliveSockets = sockets;
 
         route(cfg, HandlerType.POST, "/v1/sessions", v1::openSession);
         route(cfg, HandlerType.GET, "/v1/sessions/{session_id}", v1::session);
         route(cfg, HandlerType.POST, "/v1/sessions/{session_id}/keepalive", v1::keepalive);
+        cfg.routes.ws("/v1/sessions/{session_id}/keepalive", sockets::configure);
         route(cfg, HandlerType.DELETE, "/v1/sessions/{session_id}", v1::closeSession);
         route(cfg, HandlerType.POST, "/v1/acquire", v1::acquire);
         route(cfg, HandlerType.POST, "/v1/release", v1::release);
@@ -155,6 +206,7 @@ public final class HttpApi {
         route(cfg, HandlerType.GET, LockRoutes.LOCKS_PREFIX + "<name>", v1::lock);
         route(cfg, HandlerType.GET, "/v1/check", v1::check);
         route(cfg, HandlerType.GET, "/v1/namespaces", v1::namespaces);
+        route(cfg, HandlerType.GET, "/v1/watch", watch::watch);
         route(cfg, HandlerType.POST, "/lock/acquire", lease::acquire);
         route(cfg, HandlerType.POST, "/lock/release", lease::release);
         route(cfg, HandlerType.POST, "/lock/renew", lease::renew);

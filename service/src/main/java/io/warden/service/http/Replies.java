@@ -13,6 +13,8 @@ import io.warden.service.api.NamespaceStats;
 import io.warden.service.api.SessionGrant;
 import io.warden.service.api.SessionView;
 import io.warden.service.api.Waiter;
+import io.warden.service.watch.Resync;
+import io.warden.service.watch.WatchEvent;
 import java.util.List;
 
 /**
@@ -127,6 +129,32 @@ final class Replies {
     record Namespaces(List<Namespace> namespaces) {
         static Namespaces of(List<NamespaceStats> stats) {
             return new Namespaces(stats.stream().map(Namespace::of).toList());
+        }
+    }
+
+    // --- watches ------------------------------------------------------------------------------------------
+
+    /** One event of {@code GET /v1/watch}; {@code session_id} is absent for a queue node that is not Warden's. */
+    record WatchEventReply(long revision, WatchEvent.Type type, String name, String sessionId, Mode mode, long token) {
+        static WatchEventReply of(WatchEvent e) {
+            return new WatchEventReply(e.revision(), e.type(), e.name(), e.sessionId(), e.mode(), e.token());
+        }
+    }
+
+    /** A lock's state inside a RESYNC event: the shape of {@code GET /v1/locks/{name}} without its own revision. */
+    record ResyncLock(String name, LockView.LockMode mode, List<HolderReply> holders, List<WaiterReply> waiters) {
+        static ResyncLock of(LockView v) {
+            return new ResyncLock(v.name(), v.mode(), HolderReply.all(v.holders()),
+                    v.waiters().stream().map(WaiterReply::of).toList());
+        }
+    }
+
+    /** The RESYNC event: the current state of the watched locks, exact as of {@code revision}. */
+    record ResyncReply(long revision, String type, List<ResyncLock> locks) {
+        static final String TYPE = "RESYNC";
+
+        static ResyncReply of(Resync r) {
+            return new ResyncReply(r.revision(), TYPE, r.locks().stream().map(ResyncLock::of).toList());
         }
     }
 

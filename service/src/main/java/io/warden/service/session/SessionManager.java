@@ -38,7 +38,8 @@ import java.util.regex.Pattern;
  * a compare-and-set of the record's {@code gateway} field and a fresh TTL. The tracking gateway watches the record,
  * so it stops tracking when another gateway takes over or the session is closed elsewhere.
  *
- * <p>Expiry is one {@code multi}: delete the session's queue nodes and request records, then the record itself at
+ * <p>Expiry is one {@code multi}: create the marker {@code /expired/{id}} (so watches tell expiry from release; deleted
+ * again right after), delete the session's queue nodes and request records, then the record itself at
  * the version this gateway last saw. A version conflict means another gateway took the session over (it then owns
  * expiry); a record with children this multi did not delete fails the delete (NOTEMPTY), so a racing acquire is
  * never orphaned. With lock-delay, the holders' queue nodes stay and a {@code /lockdelay/{id}} record lists them,
@@ -389,6 +390,8 @@ public final class SessionManager {
                 version = t.version;
             }
             try {
+                // First: the marker whose notification tells watches that this transaction's deletions are an expiry.
+                ops.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(CellPaths.expiredMarker(t.id)));
                 for (SessionRequests.Request r : reqs) {
                     if (r.node() != null) {
                         if (r.holds() && delay) {
@@ -416,6 +419,7 @@ public final class SessionManager {
                 if (!delayed.isEmpty()) {
                     lockDelays.schedule(t.id, t.lockDelayMs);
                 }
+                deleteExpiredMarker(t.id);
                 return true;
             });
         }).whenComplete((expired, err) -> {
@@ -435,6 +439,16 @@ public final class SessionManager {
                 finishExpiring(t, true);
                 return;
             }
+            if (code == Code.NODEEXISTS && Zk.unwrap(err) instanceof Zk.MultiFailure mf && mf.failedIndex() == 0) {
+                // The marker exists: a multi that expired this session was applied (ours, its reply lost).
+                if (t.lockDelayMs > 0) {
+                    lockDelays.schedule(t.id, t.lockDelayMs);
+                }
+                deleteExpiredMarker(t.id);
+                untrack(t.id, true);
+                finishExpiring(t, true);
+                return;
+            }
             if (code == Code.BADVERSION) {
                 recheckOwner(t, attempt);
                 return;
@@ -449,6 +463,15 @@ public final class SessionManager {
                 if (tracked.get(t.id) == t && t.timer == null) {
                     t.timer = clock.schedule(RETRY_DELAY, () -> checkDeadline(t));
                 }
+            }
+        });
+    }
+
+    /** The marker has done its work once its creation was notified; a leftover is swept by the watch's next rebuild. */
+    private void deleteExpiredMarker(String sessionId) {
+        zk.delete(CellPaths.expiredMarker(sessionId), -1).whenComplete((v, err) -> {
+            if (err != null && Zk.code(err) != Code.NONODE) {
+                log.debug("could not delete the expiry marker of session {}: {}", sessionId, Zk.unwrap(err).toString());
             }
         });
     }

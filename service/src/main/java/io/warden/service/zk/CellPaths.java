@@ -15,6 +15,9 @@ import java.util.UUID;
  * /gateways/{gateway_id}                 EPHEMERAL: live gateways
  * /leader                                Curator LeaderLatch of the gateways (adoption of orphaned sessions)
  * /lockdelay/{session_id}                holds of an expired session kept for its lock-delay (LockDelayRecord JSON)
+ * /expired/{session_id}                  PERSISTENT, empty: created first in a session's expiry multi and deleted right
+ *                                        after it, so that watches can tell an expiry's deletions (same zxid) from a
+ *                                        release, cancel or close (see docs/design.md, "Watches")
  * </pre>
  */
 public final class CellPaths {
@@ -23,6 +26,7 @@ public final class CellPaths {
     public static final String GATEWAYS = "/gateways";
     public static final String LEADER = "/leader";
     public static final String LOCK_DELAY = "/lockdelay";
+    public static final String EXPIRED = "/expired";
 
     private CellPaths() {
     }
@@ -45,6 +49,10 @@ public final class CellPaths {
 
     public static String lockDelay(String sessionId) {
         return LOCK_DELAY + "/" + sessionId;
+    }
+
+    public static String expiredMarker(String sessionId) {
+        return EXPIRED + "/" + sessionId;
     }
 
     /**

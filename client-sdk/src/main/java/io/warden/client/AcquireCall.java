@@ -1,0 +1,213 @@
+package io.warden.client;
+
+import java.time.Duration;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+
+/**
+ * One acquire of a {@link FencedLock}, from the first call to its outcome. It repeats {@code POST /v1/acquire} with
+ * one generated request_id: after a transport failure or a 503 (at the next gateway), and when the wait is longer
+ * than the service holds one call (it then asks with {@code on_timeout=KEEP}, keeping its place in the queue). The
+ * last call of a wait uses {@code on_timeout=CANCEL}, so the gateway itself removes the request when time runs out.
+ *
+ * <p>When the caller gives up (cancel or interrupt), the request is cancelled by request_id. The cancel may overtake
+ * the call that queues the request (they travel on different connections); so any answer to a call that arrives
+ * after the give-up, other than TIMED_OUT, triggers another cancel, and a cancel that found nothing while a call is
+ * still out is repeated a few times.
+ *
+ * <p>Concurrency: calls run one after another (each is started from the completion of the previous one), so
+ * {@code inFlight} has one writer at a time (volatile: {@link #abandon} reads it). {@code result} is the single
+ * outcome, completed once by whoever is first: the call chain, the end of the session, or the caller's cancel.
+ */
+final class AcquireCall {
+    /** The longest wait the service holds one call for (contract §3 {@code wait_ms} max). */
+    static final long SERVICE_MAX_WAIT_MS = 300_000;
+    private static final int CANCEL_REPEATS = 3;
+
+    private final LockCalls calls;
+    private final String name;
+    private final LockMode mode;
+    private final Duration wait;
+    private final long deadlineNanos;
+    private final long maxWaitMs;
+    private final String requestId = "sdk-" + UUID.randomUUID();
+    private final CompletableFuture<Hold> result = new CompletableFuture<>();
+    private final CompletableFuture<Void> cleanedUp = new CompletableFuture<>();
+    private volatile boolean inFlight;
+
+    AcquireCall(LockCalls calls, String name, LockMode mode, Duration wait, long maxWaitMs) {
+        this.calls = calls;
+        this.name = name;
+        this.mode = mode;
+        this.wait = wait;
+        this.maxWaitMs = maxWaitMs;
+        this.deadlineNanos = calls.ticker().getAsLong() + wait.toNanos();
+    }
+
+    CompletableFuture<Hold> result() {
+        return result;
+    }
+
+    String requestId() {
+        return requestId;
+    }
+
+    AcquireCall start() {
+        Session session = calls.session();
+        if (!session.track(this)) {
+            result.completeExceptionally(new SessionLostException("cannot acquire lock '" + name + "': session "
+                    + session.id() + " is " + session.state(), null, 0, null));
+            return this;
+        }
+        result.whenComplete((hold, error) -> {
+            session.untrack(this);
+            if (result.isCancelled()) {
+                abandon();
+            } else {
+                cleanedUp.complete(null);
+            }
+        });
+        next();
+        return this;
+    }
+
+    /** The session ended (lost or closed): nothing is queued any more, nothing to clean up. */
+    void sessionEnded(SessionLostException failure) {
+        result.completeExceptionally(failure);
+    }
+
+    /** Waits (at most one request timeout) until the cancel after a give-up was answered. */
+    void awaitCleanup() {
+        try {
+            cleanedUp.get(calls.requestTimeout().toMillis() * 2, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException | TimeoutException e) {
+            // the cancel goes on in the background
+        }
+    }
+
+    private void next() {
+        if (result.isDone()) {
+            return;
+        }
+        long now = calls.ticker().getAsLong();
+        long remainingMs = TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadlineNanos - now));
+        boolean keep = remainingMs > maxWaitMs;
+        long waitMs = Math.min(remainingMs, maxWaitMs);
+        // Retries of this call (same request_id) may go on until one request timeout after the caller's deadline.
+        long retryDeadline = Math.max(now, deadlineNanos) + calls.requestTimeout().toNanos();
+        inFlight = true;
+        calls.acquire(name, mode, requestId, waitMs, keep, retryDeadline).whenComplete(this::answered);
+    }
+
+    private void answered(HttpGateway.Reply<Wire.Acquired> reply, Throwable error) {
+        inFlight = false;
+        if (result.isDone()) {
+            answeredAfterGiveUp(reply, error);
+            return;
+        }
+        if (error != null) {
+            failed(Failures.unwrap(error));
+            return;
+        }
+        Wire.Acquired a = reply.value();
+        switch (a.status() == null ? "" : a.status()) {
+            case Wire.Acquired.GRANTED -> granted(a);
+            case Wire.Acquired.QUEUED -> {
+                if (calls.ticker().getAsLong() - deadlineNanos >= 0) {
+                    timedOutQueued();
+                } else {
+                    next();
+                }
+            }
+            case Wire.Acquired.TIMED_OUT -> result.completeExceptionally(new AcquireTimeoutException(name, wait));
+            default -> {
+                calls.cancelInBackground(name, requestId);
+                result.completeExceptionally(new WardenClientException("acquire of lock '" + name
+                        + "': unexpected status " + a.status()));
+            }
+        }
+    }
+
+    private void granted(Wire.Acquired a) {
+        if (a.token() == null) {
+            calls.cancelInBackground(name, requestId);
+            result.completeExceptionally(new WardenClientException("acquire of lock '" + name + "': GRANTED without a token"));
+            return;
+        }
+        HttpHold hold = new HttpHold(name, mode, a.token(), calls);
+        calls.session().track(hold);
+        if (!result.complete(hold)) {
+            // Note on concurrency: the caller cancelled (or the session ended) between the check in answered() and
+            // here; nobody will ever see this hold, so give it back.
+            calls.session().untrack(hold);
+            calls.cancelInBackground(name, requestId);
+        }
+    }
+
+    private void failed(Throwable cause) {
+        if (Failures.sessionGone(cause)) {
+            calls.session().markLost(cause.getMessage());
+        } else if (Failures.retryable(cause)) {
+            // No gateway answered in time; one of the attempts may have queued the request.
+            calls.cancelInBackground(name, requestId);
+        }
+        result.completeExceptionally(cause);
+    }
+
+    /** Still queued after the caller's deadline (only after retries): cancel, then report the timeout. */
+    private void timedOutQueued() {
+        calls.cancel(name, requestId).whenComplete((r, e) -> {
+            if (e != null && Failures.retryable(e)) {
+                calls.cancelInBackground(name, requestId);
+            }
+            result.completeExceptionally(new AcquireTimeoutException(name, wait));
+        });
+    }
+
+    /** The caller gave up (cancel or interrupt): take the request out of the queue, granted or not. */
+    private void abandon() {
+        cancelAfterGiveUp(1);
+    }
+
+    private void cancelAfterGiveUp(int round) {
+        if (calls.session().ended()) {
+            cleanedUp.complete(null);
+            return;
+        }
+        calls.cancel(name, requestId).whenComplete((reply, error) -> {
+            if (error != null) {
+                if (Failures.retryable(error)) {
+                    calls.cancelInBackground(name, requestId);
+                }
+                cleanedUp.complete(null);
+                return;
+            }
+            if (!reply.value().released() && inFlight && round < CANCEL_REPEATS) {
+                // The call that queues the request may not have reached its gateway yet: look again shortly.
+                CompletableFuture.delayedExecutor(100L << round, TimeUnit.MILLISECONDS)
+                        .execute(() -> cancelAfterGiveUp(round + 1));
+                return;
+            }
+            cleanedUp.complete(null);
+        });
+    }
+
+    /** An answer that arrived after the caller gave up: whatever it queued or granted must go. */
+    private void answeredAfterGiveUp(HttpGateway.Reply<Wire.Acquired> reply, Throwable error) {
+        if (calls.session().ended()) {
+            return;
+        }
+        if (error == null && Wire.Acquired.TIMED_OUT.equals(reply.value().status())) {
+            return;
+        }
+        if (error != null && !Failures.retryable(error)) {
+            return;
+        }
+        calls.cancelInBackground(name, requestId);
+    }
+}

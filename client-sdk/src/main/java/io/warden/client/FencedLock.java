@@ -1,0 +1,56 @@
+package io.warden.client;
+
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * A named lock of a Warden cell, held through its {@link WardenClient}'s session. It is a handle, not state: it
+ * holds nothing itself, every acquire gives a new {@link Hold}, and two {@code FencedLock}s of the same name and
+ * client are the same lock (not reentrant: a second acquire through the same session queues behind the first).
+ * <pre>{@code
+ * FencedLock lock = warden.lock("payments/invoice-42");
+ * try (Hold hold = lock.acquire(Duration.ofSeconds(5))) {
+ *     store.write(record, hold.token());
+ * }
+ * }</pre>
+ * Read {@link Hold} for what a grant and its fencing token promise — and why a lock is not a mutex.
+ *
+ * <p>Every acquire carries one generated {@code request_id} for all its retries and failovers, so a retried call
+ * never queues twice. Waits longer than the service's limit per call (5 minutes) are repeated with the same
+ * {@code request_id}, keeping the place in the queue.
+ *
+ * <p>Thread-safety: safe for use by any number of threads.
+ */
+public interface FencedLock {
+    /** The lock name, {@code namespace/path}. */
+    String name();
+
+    /** EXCLUSIVE for {@link WardenClient#lock} and a write lock, SHARED for a read lock. */
+    LockMode mode();
+
+    /**
+     * Waits up to {@code wait} for the lock. Interrupting the waiting thread cancels the request: it is removed from
+     * the lock's queue, the interrupt flag is set again, and a {@link WardenClientException} is thrown.
+     *
+     * @param wait how long to wait; zero tries once
+     * @throws AcquireTimeoutException when the lock was not granted in time (nothing is left queued)
+     * @throws SessionLostException    when the client's session is gone
+     * @throws WardenClientException   when no gateway could be reached, the gateway refused the request (see
+     *                                 {@link WardenClientException#code()}), or the wait was interrupted
+     */
+    Hold acquire(Duration wait);
+
+    /** Takes the lock if it is free now; empty when it is not. Same exceptions as {@link #acquire} except the timeout. */
+    Optional<Hold> tryAcquire();
+
+    /** Waits up to {@code wait}; empty when the lock was not granted in time. Same exceptions as {@link #acquire} except the timeout. */
+    Optional<Hold> tryAcquire(Duration wait);
+
+    /**
+     * Asks for the lock without blocking. The future completes with the hold, or exceptionally with the exceptions of
+     * {@link #acquire}. {@code cancel} on it (before it completes) removes the request from the lock's queue; if the
+     * grant raced the cancel, the grant is released.
+     */
+    CompletableFuture<Hold> acquireAsync(Duration wait);
+}

@@ -1,0 +1,81 @@
+package io.warden.client;
+
+import java.time.Duration;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+
+/**
+ * A {@link FencedLock} over the HTTP API: a name and a mode in front of {@link AcquireCall}, which does the work.
+ *
+ * <p>Concurrency: immutable; each acquire is its own {@link AcquireCall}.
+ */
+final class HttpFencedLock implements FencedLock {
+    private final WardenClient client;
+    private final String name;
+    private final LockMode mode;
+
+    HttpFencedLock(WardenClient client, String name, LockMode mode) {
+        this.client = client;
+        this.name = name;
+        this.mode = mode;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public LockMode mode() {
+        return mode;
+    }
+
+    @Override
+    public Hold acquire(Duration wait) {
+        AcquireCall call = begin(wait);
+        try {
+            return call.result().get();
+        } catch (InterruptedException e) {
+            call.result().cancel(true);
+            call.awaitCleanup();
+            Thread.currentThread().interrupt();
+            throw new WardenClientException("interrupted while waiting for lock '" + name + "'; its request was cancelled", e);
+        } catch (ExecutionException e) {
+            throw Failures.rethrow(e.getCause());
+        }
+    }
+
+    @Override
+    public Optional<Hold> tryAcquire() {
+        return tryAcquire(Duration.ZERO);
+    }
+
+    @Override
+    public Optional<Hold> tryAcquire(Duration wait) {
+        try {
+            return Optional.of(acquire(wait));
+        } catch (AcquireTimeoutException notGranted) {
+            return Optional.empty();
+        }
+    }
+
+    @Override
+    public CompletableFuture<Hold> acquireAsync(Duration wait) {
+        return begin(wait).result();
+    }
+
+    private AcquireCall begin(Duration wait) {
+        Objects.requireNonNull(wait, "wait");
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("wait must not be negative, got " + wait);
+        }
+        return new AcquireCall(client.calls(), name, mode, wait, client.maxWaitPerCallMs()).start();
+    }
+
+    @Override
+    public String toString() {
+        return "FencedLock[" + name + " " + mode + "]";
+    }
+}

@@ -1,0 +1,159 @@
+package io.warden.client;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * HTTP calls to the gateways of one cell, with failover: every call goes to the current endpoint; a transport
+ * failure or a 502/503/504 moves the current endpoint on to the next one (round robin), and {@link #withRetries}
+ * repeats the call there after a bounded backoff. Gateways hold no truth, so any of them can answer any call; a
+ * keepalive at a new gateway makes it take the session over.
+ *
+ * <p>Concurrency: thread-safe. {@code current} is the only mutable state; a failed attempt moves it on with a
+ * compare-and-set from the index it used, so concurrent failures at one endpoint skip it once, not once each.
+ * Replies are handled on the {@link HttpClient}'s threads, retries are scheduled on the client's scheduler.
+ */
+final class HttpGateway {
+    /** One call of contract §3; {@code what} names it in messages. */
+    record Call<T>(String method, String path, Object body, Class<T> type, String what) {
+    }
+
+    /** A successful answer and how many attempts it took (more than one: an earlier attempt may have been applied). */
+    record Reply<T>(T value, int attempts) {
+    }
+
+    private final List<String> endpoints;
+    private final AtomicInteger current = new AtomicInteger();
+    private final HttpClient http;
+    private final ScheduledExecutorService scheduler;
+    private final LongSupplier ticker;
+
+    HttpGateway(List<URI> endpoints, Duration connectTimeout, ScheduledExecutorService scheduler, LongSupplier ticker) {
+        this.endpoints = endpoints.stream().map(u -> u.toString().replaceAll("/+$", "")).toList();
+        this.scheduler = scheduler;
+        this.ticker = ticker;
+        this.http = HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(connectTimeout)
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .build();
+    }
+
+    /** The endpoint the next call goes to. */
+    String currentEndpoint() {
+        return endpoints.get(current.get());
+    }
+
+    /** One attempt at the current endpoint. A retryable failure moves the current endpoint on. */
+    <T> CompletableFuture<T> once(Call<T> call, Duration timeout) {
+        int index = current.get();
+        String base = endpoints.get(index);
+        HttpRequest request;
+        try {
+            HttpRequest.BodyPublisher body = call.body() == null
+                    ? HttpRequest.BodyPublishers.noBody()
+                    : HttpRequest.BodyPublishers.ofByteArray(Wire.JSON.writeValueAsBytes(call.body()));
+            request = HttpRequest.newBuilder(URI.create(base + call.path()))
+                    .timeout(timeout)
+                    .header("Accept", "application/json")
+                    .header("Content-Type", "application/json")
+                    .method(call.method(), body)
+                    .build();
+        } catch (IOException | IllegalArgumentException e) {
+            return CompletableFuture.failedFuture(new WardenClientException(call.what() + ": cannot build the request: " + e, e));
+        }
+        return http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()).handle((response, error) -> {
+            if (error != null) {
+                moveOn(index);
+                throw new CompletionException(Failures.unwrap(error));
+            }
+            return decode(call, base, index, response);
+        });
+    }
+
+    /**
+     * Attempts {@code call} until it succeeds, fails for good (an answer that is no {@link Failures#retryable}
+     * failure), or the next attempt would start after {@code deadlineNanos} (on the client's ticker). There is always
+     * at least one attempt. Cancelling the returned future stops further attempts (the one in flight runs on).
+     */
+    <T> CompletableFuture<Reply<T>> withRetries(Call<T> call, Duration attemptTimeout, long deadlineNanos) {
+        CompletableFuture<Reply<T>> result = new CompletableFuture<>();
+        attempt(call, attemptTimeout, deadlineNanos, 1, result);
+        return result;
+    }
+
+    private <T> void attempt(Call<T> call, Duration timeout, long deadline, int n, CompletableFuture<Reply<T>> result) {
+        if (result.isDone()) {
+            return;
+        }
+        once(call, timeout).whenComplete((value, error) -> {
+            if (error == null) {
+                result.complete(new Reply<>(value, n));
+                return;
+            }
+            if (!Failures.retryable(error)) {
+                result.completeExceptionally(Failures.unwrap(error));
+                return;
+            }
+            long delayMs = Backoff.delayMs(n);
+            if (ticker.getAsLong() + TimeUnit.MILLISECONDS.toNanos(delayMs) - deadline > 0) {
+                result.completeExceptionally(exhausted(call, n, error));
+                return;
+            }
+            try {
+                scheduler.schedule(() -> attempt(call, timeout, deadline, n + 1, result), delayMs, TimeUnit.MILLISECONDS);
+            } catch (RejectedExecutionException closed) {
+                result.completeExceptionally(new WardenClientException(call.what() + ": the client is closed", error));
+            }
+        });
+    }
+
+    private void moveOn(int from) {
+        current.compareAndSet(from, (from + 1) % endpoints.size());
+    }
+
+    private <T> T decode(Call<T> call, String base, int index, HttpResponse<byte[]> response) {
+        int status = response.statusCode();
+        if (status >= 200 && status < 300) {
+            try {
+                return Wire.JSON.readValue(response.body(), call.type());
+            } catch (IOException e) {
+                throw new CompletionException(new WardenClientException(
+                        call.what() + " at " + base + ": unreadable answer (HTTP " + status + "): " + e.getMessage(), e));
+            }
+        }
+        WardenClientException failure = Failures.fromAnswer(call.what() + " at " + base, status, problem(response.body()));
+        if (Failures.retryable(failure)) {
+            moveOn(index);
+        }
+        throw new CompletionException(failure);
+    }
+
+    private static Wire.Problem problem(byte[] body) {
+        try {
+            return body.length == 0 ? null : Wire.JSON.readValue(body, Wire.Problem.class);
+        } catch (IOException notAProblemDocument) {
+            return null;
+        }
+    }
+
+    private WardenClientException exhausted(Call<?> call, int attempts, Throwable last) {
+        Throwable cause = Failures.unwrap(last);
+        String code = cause instanceof WardenClientException e ? e.code().orElse(null) : null;
+        int status = cause instanceof WardenClientException e ? e.status() : 0;
+        return new WardenClientException(call.what() + ": no gateway answered after " + attempts + " attempts on "
+                + endpoints + "; last: " + cause, code, status, cause);
+    }
+}

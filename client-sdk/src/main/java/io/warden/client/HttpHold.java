@@ -1,0 +1,137 @@
+package io.warden.client;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * A grant made through the HTTP API. See {@link Hold} for what it promises.
+ *
+ * <p>Concurrency: {@code released} goes false → true once, by compare-and-set, so exactly one caller releases;
+ * {@code lost} is a volatile flag set by the session's loss or by a release that found the grant gone, and
+ * {@code lostFuture} completes once, on the client's event thread.
+ */
+final class HttpHold implements Hold {
+    private static final System.Logger log = System.getLogger(HttpHold.class.getName());
+
+    private final String name;
+    private final LockMode mode;
+    private final long token;
+    private final LockCalls calls;
+    private final AtomicBoolean released = new AtomicBoolean();
+    private final CompletableFuture<Void> lostFuture = new CompletableFuture<>();
+    private volatile boolean lost;
+
+    HttpHold(String name, LockMode mode, long token, LockCalls calls) {
+        this.name = name;
+        this.mode = mode;
+        this.token = token;
+        this.calls = calls;
+    }
+
+    @Override
+    public String name() {
+        return name;
+    }
+
+    @Override
+    public LockMode mode() {
+        return mode;
+    }
+
+    @Override
+    public long token() {
+        if (released.get()) {
+            throw new IllegalStateException("the hold of lock '" + name + "' (token " + token + ") was already released");
+        }
+        return token;
+    }
+
+    @Override
+    public boolean isValid() {
+        return !released.get() && !lost && calls.session().connected();
+    }
+
+    @Override
+    public void checkValid() {
+        if (released.get()) {
+            throw new IllegalStateException("the hold of lock '" + name + "' (token " + token + ") was already released");
+        }
+        if (lost || calls.session().state() == SessionState.LOST) {
+            throw new LockOwnershipLostException(name, token, "its session was lost");
+        }
+        if (!calls.session().connected()) {
+            throw new LockOwnershipLostException(name, token, "its session is " + calls.session().state()
+                    + ": no keepalive was acknowledged before the local deadline, so the lock may have passed to another holder");
+        }
+    }
+
+    @Override
+    public CompletionStage<Void> lost() {
+        return lostFuture.minimalCompletionStage();
+    }
+
+    @Override
+    public void release() {
+        if (!released.compareAndSet(false, true)) {
+            return;
+        }
+        Session session = calls.session();
+        session.untrack(this);
+        if (lost || session.state() == SessionState.LOST) {
+            throw new LockOwnershipLostException(name, token, "its session was lost before the release");
+        }
+        if (session.state() == SessionState.CLOSED) {
+            return; // closing the session released it
+        }
+        HttpGateway.Reply<Wire.Released> reply;
+        try {
+            reply = calls.release(name, token).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            calls.releaseInBackground(name, token);
+            return;
+        } catch (ExecutionException e) {
+            Throwable cause = Failures.unwrap(e);
+            if (Failures.sessionGone(cause)) {
+                session.markLost(cause.getMessage());
+                throw new LockOwnershipLostException(name, token, "its session was lost before the release");
+            }
+            if (Failures.retryable(cause)) {
+                log.log(System.Logger.Level.WARNING, "release of lock ''{0}'' (token {1}) not confirmed ({2}); retrying in the background",
+                        name, token, cause.toString());
+                calls.releaseInBackground(name, token);
+                return;
+            }
+            throw Failures.rethrow(cause);
+        }
+        if (!reply.value().released() && reply.attempts() == 1) {
+            // With one attempt the answer is unambiguous: the grant was gone before this release. (After a retry,
+            // released:false may only mean that an earlier attempt, whose reply was lost, released it.)
+            sessionLost();
+            throw new LockOwnershipLostException(name, token, "the service no longer knew the grant at release");
+        }
+    }
+
+    @Override
+    public void close() {
+        release();
+    }
+
+    /** The session is gone, and with it this grant. */
+    void sessionLost() {
+        lost = true;
+        calls.session().runEvent(() -> lostFuture.complete(null));
+    }
+
+    /** Closing the client deleted the session, which released this grant. */
+    void releasedWithSession() {
+        released.set(true);
+    }
+
+    @Override
+    public String toString() {
+        return "Hold[" + name + " " + mode + " token " + token + (released.get() ? " released" : lost ? " lost" : "") + "]";
+    }
+}

@@ -1,0 +1,13 @@
+package io.warden.client;
+
+/**
+ * How a {@link FencedLock} is held (contract §3 {@code mode}).
+ *
+ * <p>Thread-safety: an enum; immutable.
+ */
+public enum LockMode {
+    /** One holder at a time; every EXCLUSIVE grant of a name has a larger token than all grants before it. */
+    EXCLUSIVE,
+    /** Any number of SHARED holders together, never together with an EXCLUSIVE holder. */
+    SHARED
+}

@@ -1,0 +1,383 @@
+package io.warden.client;
+
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Objects;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.LongSupplier;
+
+/**
+ * A client of one Warden cell: one session, kept alive in the background, through which its locks are held.
+ * <pre>{@code
+ * try (WardenClient warden = WardenClient.builder()
+ *         .endpoints("http://gw1:7070", "http://gw2:7070").clientId("billing-worker")
+ *         .sessionTtl(Duration.ofSeconds(10)).build()) {
+ *     FencedLock lock = warden.lock("payments/invoice-42");           // or .readWriteLock(name)
+ *     try (Hold hold = lock.acquire(Duration.ofSeconds(5))) {         // Optional<Hold> tryAcquire()
+ *         store.write(record, hold.token());                          // the token only ever grows
+ *     }
+ * }
+ * }</pre>
+ *
+ * <p><b>Session.</b> {@link Builder#build()} opens the session at one of the gateways. Heartbeats then go every
+ * {@code keepalive_interval_ms} the gateway named (a third of the TTL). The client keeps a local deadline: the send
+ * time of the last acknowledged heartbeat plus the TTL, minus a margin for clock drift (500 ppm of the TTL) and a
+ * fixed safety margin. Before it the service cannot have expired the session ({@link SessionState#CONNECTED});
+ * after it, it may have ({@link SessionState#SUSPENDED}: stop writing, holds are not {@link Hold#isValid() valid}).
+ * When a gateway says the session is gone, the state is {@link SessionState#LOST} for good, {@link #sessionLost()}
+ * completes and so does every hold's {@link Hold#lost()}. Curator's rule: after SUSPENDED you cannot be sure you
+ * hold a lock; after LOST you do not.
+ *
+ * <p><b>Failover.</b> A call that fails to connect, times out or is answered 503 moves on to the next endpoint and is
+ * retried with a bounded backoff; the session stays the same (the gateway that gets its next heartbeat takes it
+ * over), so within the TTL no hold is lost to a gateway's failure. Retries are safe: every acquire carries one
+ * generated request_id for all its attempts, so it never queues twice; releases name their token.
+ *
+ * <p><b>Closing</b> the client closes the session, which releases every hold and queued request of it at once.
+ *
+ * <p>Thread-safety: safe for use by any number of threads; one client per process and cell is the usual shape
+ * (locks of one client share its session, and are not reentrant).
+ */
+public final class WardenClient implements AutoCloseable {
+    private static final System.Logger log = System.getLogger(WardenClient.class.getName());
+    private static final AtomicInteger CLIENTS = new AtomicInteger();
+
+    private final String clientId;
+    private final Duration requestTimeout;
+    private final long maxWaitPerCallMs;
+    private final ScheduledThreadPoolExecutor scheduler;
+    private final ExecutorService events;
+    private final HttpGateway gateway;
+    private final KeepaliveTransport transport;
+    private final Session session;
+    private final LockCalls calls;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    private WardenClient(Builder b) {
+        this.clientId = b.clientId;
+        this.requestTimeout = b.requestTimeout;
+        this.maxWaitPerCallMs = b.maxWaitPerCall.toMillis();
+        int n = CLIENTS.incrementAndGet();
+        this.scheduler = new ScheduledThreadPoolExecutor(1, daemon("warden-client-" + n + "-timer"));
+        scheduler.setRemoveOnCancelPolicy(true);
+        this.events = Executors.newSingleThreadExecutor(daemon("warden-client-" + n + "-events"));
+        Duration connectTimeout = b.requestTimeout.compareTo(Duration.ofSeconds(2)) < 0 ? b.requestTimeout : Duration.ofSeconds(2);
+        this.gateway = new HttpGateway(b.endpoints, connectTimeout, scheduler, b.ticker);
+        this.transport = new UnaryKeepaliveTransport(gateway);
+        try {
+            this.session = open(b);
+        } catch (RuntimeException e) {
+            scheduler.shutdownNow();
+            events.shutdownNow();
+            throw e;
+        }
+        this.calls = new LockCalls(gateway, session, scheduler, b.ticker, requestTimeout);
+    }
+
+    public static Builder builder() {
+        return new Builder();
+    }
+
+    private Session open(Builder b) {
+        var body = new Wire.OpenSession(b.clientId, b.sessionTtl.toMillis(), b.lockDelay == null ? null : b.lockDelay.toMillis());
+        var call = new HttpGateway.Call<>("POST", "/v1/sessions", body, Wire.SessionOpened.class,
+                "opening a session for client '" + b.clientId + "'");
+        long sent = b.ticker.getAsLong();
+        Wire.SessionOpened opened;
+        try {
+            // A retry after a lost reply opens a second session; the first has no holds and expires after its TTL.
+            opened = gateway.withRetries(call, b.requestTimeout, sent + b.requestTimeout.toNanos()).get().value();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new WardenClientException("interrupted while opening a session", e);
+        } catch (ExecutionException e) {
+            throw Failures.rethrow(e.getCause());
+        }
+        long ttl = TimeUnit.MILLISECONDS.toNanos(opened.ttlMs());
+        long margin = LocalDeadline.marginNanos(ttl, b.safetyMargin.toNanos());
+        Session s = new Session(opened.sessionId(), ttl, TimeUnit.MILLISECONDS.toNanos(opened.keepaliveIntervalMs()),
+                margin, b.requestTimeout, transport, scheduler, events, b.ticker);
+        s.start(sent);
+        log.log(System.Logger.Level.DEBUG, "warden session {0} opened for client ''{1}'' (TTL {2} ms, heartbeat every {3} ms)",
+                opened.sessionId(), b.clientId, opened.ttlMs(), opened.keepaliveIntervalMs());
+        return s;
+    }
+
+    /** An EXCLUSIVE lock of {@code name} ({@code namespace/path}, contract §1). */
+    public FencedLock lock(String name) {
+        return new HttpFencedLock(this, LockNames.check(name), LockMode.EXCLUSIVE);
+    }
+
+    /** SHARED (read) and EXCLUSIVE (write) locks of {@code name}. */
+    public FencedReadWriteLock readWriteLock(String name) {
+        String checked = LockNames.check(name);
+        return new HttpReadWriteLock(checked, new HttpFencedLock(this, checked, LockMode.SHARED),
+                new HttpFencedLock(this, checked, LockMode.EXCLUSIVE));
+    }
+
+    /** The session's id (as shown in the gateways' listings). */
+    public String sessionId() {
+        return session.id();
+    }
+
+    public String clientId() {
+        return clientId;
+    }
+
+    /** The TTL the service granted (the requested one, clamped to the cell's range). */
+    public Duration sessionTtl() {
+        return session.ttl();
+    }
+
+    /** The session's state now; see {@link SessionState}. */
+    public SessionState state() {
+        return session.state();
+    }
+
+    /** Tells {@code listener} of every later state change, in order, on the client's event thread. */
+    public void addListener(SessionListener listener) {
+        session.addListener(Objects.requireNonNull(listener, "listener"));
+    }
+
+    public void removeListener(SessionListener listener) {
+        session.removeListener(listener);
+    }
+
+    /** Completes when the session is {@link SessionState#LOST} (not when this client closes it). */
+    public CompletionStage<Void> sessionLost() {
+        return session.lost().minimalCompletionStage();
+    }
+
+    /**
+     * Closes the session at a gateway, which releases every hold and cancels every queued request of it, and stops
+     * the client's threads. Running acquires fail with {@link SessionLostException}. Idempotent. If no gateway can be
+     * reached, the session expires after its TTL, with the same effect.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        try {
+            List<HttpHold> live = session.markClosed();
+            if (live != null) {
+                live.forEach(HttpHold::releasedWithSession);
+                deleteSession();
+            }
+        } finally {
+            transport.close();
+            scheduler.shutdownNow();
+            events.shutdown();
+        }
+    }
+
+    private void deleteSession() {
+        var call = new HttpGateway.Call<>("DELETE", "/v1/sessions/" + session.id(), null, Wire.Ignored.class,
+                "closing session " + session.id());
+        try {
+            gateway.withRetries(call, requestTimeout, calls.ticker().getAsLong() + requestTimeout.toNanos()).get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        } catch (ExecutionException e) {
+            if (!Failures.sessionGone(e)) {
+                log.log(System.Logger.Level.WARNING, "could not close warden session {0}; it expires after its TTL: {1}",
+                        session.id(), Failures.unwrap(e).toString());
+            }
+        }
+    }
+
+    LockCalls calls() {
+        if (closed.get()) {
+            throw new IllegalStateException("the Warden client of session " + session.id() + " is closed");
+        }
+        return calls;
+    }
+
+    long maxWaitPerCallMs() {
+        return maxWaitPerCallMs;
+    }
+
+    /** The endpoint the next call goes to (tests, diagnostics). */
+    String currentEndpoint() {
+        return gateway.currentEndpoint();
+    }
+
+    private static ThreadFactory daemon(String name) {
+        return r -> {
+            Thread t = new Thread(r, name);
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    @Override
+    public String toString() {
+        return "WardenClient[" + clientId + ", session " + session.id() + ", " + state() + "]";
+    }
+
+    /**
+     * Settings of a {@link WardenClient}. {@link #endpoints} and {@link #clientId} are required; each setting may be
+     * given once.
+     *
+     * <p>Thread-safety: not thread-safe; use it from one thread, then {@link #build()}.
+     */
+    public static final class Builder {
+        private List<URI> endpoints;
+        private String clientId;
+        private Duration sessionTtl;
+        private Duration lockDelay;
+        private Duration requestTimeout;
+        private Duration safetyMargin;
+        private Duration maxWaitPerCall;
+        private LongSupplier ticker;
+
+        private Builder() {
+        }
+
+        /** The cell's gateways, e.g. {@code "http://gw1:7070"}; calls fail over among them in this order. */
+        public Builder endpoints(String... urls) {
+            requireUnset("endpoints", endpoints);
+            Objects.requireNonNull(urls, "endpoints");
+            if (urls.length == 0) {
+                throw new IllegalArgumentException("endpoints must name at least one gateway");
+            }
+            List<URI> list = new ArrayList<>();
+            for (String url : urls) {
+                Objects.requireNonNull(url, "endpoints contains null: " + Arrays.toString(urls));
+                URI uri;
+                try {
+                    uri = URI.create(url.trim());
+                } catch (IllegalArgumentException e) {
+                    throw new IllegalArgumentException("endpoint '" + url + "' is not a URL: " + e.getMessage(), e);
+                }
+                if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null) {
+                    throw new IllegalArgumentException("endpoint '" + url + "' must be an http(s) URL with a host, e.g. http://gw1:7070");
+                }
+                list.add(uri);
+            }
+            this.endpoints = List.copyOf(list);
+            return this;
+        }
+
+        /** Who this client is, as shown in listings: non-empty, at most 128 characters. */
+        public Builder clientId(String clientId) {
+            requireUnset("clientId", this.clientId);
+            Objects.requireNonNull(clientId, "clientId");
+            if (clientId.isEmpty() || clientId.codePointCount(0, clientId.length()) > 128) {
+                throw new IllegalArgumentException("clientId must be 1-128 characters, got '" + clientId + "'");
+            }
+            this.clientId = clientId;
+            return this;
+        }
+
+        /** The session TTL to ask for (default 10 s); the cell clamps it to its range (default 2 s to 2 min). */
+        public Builder sessionTtl(Duration ttl) {
+            requireUnset("sessionTtl", sessionTtl);
+            this.sessionTtl = positive("sessionTtl", ttl);
+            return this;
+        }
+
+        /**
+         * How long the holds of this session keep blocking others after the session <em>expires</em> (not after a
+         * release or close), so stray writes of a paused holder can drain, as in Chubby. 0 (the default) to 60 s.
+         */
+        public Builder lockDelay(Duration delay) {
+            requireUnset("lockDelay", lockDelay);
+            Objects.requireNonNull(delay, "lockDelay");
+            if (delay.isNegative() || delay.compareTo(Duration.ofSeconds(60)) > 0) {
+                throw new IllegalArgumentException("lockDelay must be between 0 and 60 s, got " + delay);
+            }
+            this.lockDelay = delay;
+            return this;
+        }
+
+        /**
+         * How long one call may take beyond the wait it asks the gateway for, and how long a call is retried across
+         * gateways before it fails (default 5 s).
+         */
+        public Builder requestTimeout(Duration timeout) {
+            requireUnset("requestTimeout", requestTimeout);
+            this.requestTimeout = positive("requestTimeout", timeout);
+            return this;
+        }
+
+        /**
+         * The fixed part of the margin taken off the TTL for the local deadline (default 100 ms), on top of 500 ppm
+         * of the TTL for clock drift. Must be under half the TTL.
+         */
+        public Builder safetyMargin(Duration margin) {
+            requireUnset("safetyMargin", safetyMargin);
+            Objects.requireNonNull(margin, "safetyMargin");
+            if (margin.isNegative()) {
+                throw new IllegalArgumentException("safetyMargin must not be negative, got " + margin);
+            }
+            this.safetyMargin = margin;
+            return this;
+        }
+
+        /** The monotonic clock, in nanoseconds (default {@link System#nanoTime()}); tests move it. */
+        public Builder ticker(LongSupplier nanoTime) {
+            requireUnset("ticker", ticker);
+            this.ticker = Objects.requireNonNull(nanoTime, "ticker");
+            return this;
+        }
+
+        /** The longest wait asked of the gateway in one call (the service's maximum, 5 min; tests lower it). */
+        Builder maxWaitPerCall(Duration wait) {
+            requireUnset("maxWaitPerCall", maxWaitPerCall);
+            this.maxWaitPerCall = positive("maxWaitPerCall", wait);
+            return this;
+        }
+
+        /**
+         * Opens the session (at the first gateway that answers) and starts keeping it alive.
+         *
+         * @throws WardenClientException when no gateway opened a session within the request timeout
+         */
+        public WardenClient build() {
+            if (endpoints == null) {
+                throw new IllegalStateException("endpoints were not set");
+            }
+            if (clientId == null) {
+                throw new IllegalStateException("clientId was not set");
+            }
+            sessionTtl = sessionTtl != null ? sessionTtl : Duration.ofSeconds(10);
+            requestTimeout = requestTimeout != null ? requestTimeout : Duration.ofSeconds(5);
+            safetyMargin = safetyMargin != null ? safetyMargin : Duration.ofMillis(100);
+            maxWaitPerCall = maxWaitPerCall != null ? maxWaitPerCall : Duration.ofMillis(AcquireCall.SERVICE_MAX_WAIT_MS);
+            ticker = ticker != null ? ticker : System::nanoTime;
+            if (maxWaitPerCall.toMillis() > AcquireCall.SERVICE_MAX_WAIT_MS) {
+                throw new IllegalStateException("maxWaitPerCall is at most " + AcquireCall.SERVICE_MAX_WAIT_MS + " ms, got " + maxWaitPerCall);
+            }
+            if (safetyMargin.multipliedBy(2).compareTo(sessionTtl) >= 0) {
+                throw new IllegalStateException("safetyMargin (" + safetyMargin + ") must be under half the sessionTtl (" + sessionTtl + ")");
+            }
+            return new WardenClient(this);
+        }
+
+        private static void requireUnset(String what, Object current) {
+            if (current != null) {
+                throw new IllegalStateException(what + " was already set to " + current);
+            }
+        }
+
+        private static Duration positive(String what, Duration d) {
+            Objects.requireNonNull(d, what);
+            if (d.isNegative() || d.isZero() || d.toMillis() == 0) {
+                throw new IllegalArgumentException(what + " must be at least 1 ms, got " + d);
+            }
+            return d;
+        }
+    }
+}

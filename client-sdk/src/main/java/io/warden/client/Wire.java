@@ -1,0 +1,56 @@
+package io.warden.client;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.databind.DeserializationFeature;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.PropertyNamingStrategies;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+
+/**
+ * The JSON bodies of contract §3 this client sends and reads, in snake_case. Replies may carry members this client
+ * does not know (e.g. {@code revision}, {@code holders}): they are ignored, so a newer gateway does not break it.
+ */
+final class Wire {
+    static final ObjectMapper JSON = JsonMapper.builder()
+            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .defaultPropertyInclusion(JsonInclude.Value.construct(JsonInclude.Include.NON_NULL, JsonInclude.Include.NON_NULL))
+            .build();
+
+    private Wire() {
+    }
+
+    record OpenSession(String clientId, Long ttlMs, Long lockDelayMs) {
+    }
+
+    record SessionOpened(String sessionId, long ttlMs, long keepaliveIntervalMs) {
+    }
+
+    record KeepaliveAck(long ttlMsRemaining) {
+    }
+
+    record Acquire(String sessionId, String name, LockMode mode, long waitMs, String requestId, String onTimeout) {
+    }
+
+    record Acquired(String status, Long token, Integer position) {
+        static final String GRANTED = "GRANTED";
+        static final String QUEUED = "QUEUED";
+        static final String TIMED_OUT = "TIMED_OUT";
+    }
+
+    record ReleaseToken(String sessionId, String name, long token) {
+    }
+
+    record CancelRequest(String sessionId, String name, String requestId) {
+    }
+
+    record Released(boolean released) {
+    }
+
+    record Problem(String title, Integer status, String detail, String code) {
+    }
+
+    /** A reply with no members this client needs (e.g. the close of a session). */
+    record Ignored() {
+    }
+}

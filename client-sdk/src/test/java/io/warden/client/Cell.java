@@ -1,0 +1,143 @@
+package io.warden.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warden.service.Gateway;
+import io.warden.service.config.WardenConfig;
+import io.warden.service.support.WardenFixture;
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+
+/**
+ * A real ZooKeeper ({@link WardenFixture}) with real gateways on the system clock (so TTLs, keepalives and adoption
+ * run in real time), the smallest session TTL lowered to 500 ms, and a plain HTTP client for looking at locks the
+ * way any other client would. Close it after each test.
+ */
+final class Cell implements AutoCloseable {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    final WardenFixture fx;
+    private final List<Gateway> gateways = new ArrayList<>();
+    private final List<WardenClient> clients = new ArrayList<>();
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    Cell() throws Exception {
+        fx = new WardenFixture();
+    }
+
+    WardenConfig config() {
+        return fx.config().toBuilder().httpHost("127.0.0.1").sessionTtlMin(Duration.ofMillis(500)).build();
+    }
+
+    Gateway gateway() {
+        return gateway(config());
+    }
+
+    Gateway gateway(WardenConfig config) {
+        Gateway g = Gateway.start(config);
+        gateways.add(g);
+        return g;
+    }
+
+    static String url(Gateway g) {
+        return "http://127.0.0.1:" + g.httpPort();
+    }
+
+    /** A builder for a client of these gateways (in this order), closed with the cell. */
+    WardenClient client(String clientId, Duration ttl, String... endpoints) {
+        WardenClient c = WardenClient.builder().endpoints(endpoints).clientId(clientId).sessionTtl(ttl)
+                .requestTimeout(Duration.ofSeconds(3)).build();
+        clients.add(c);
+        return c;
+    }
+
+    WardenClient client(String clientId, String... endpoints) {
+        return client(clientId, Duration.ofSeconds(5), endpoints);
+    }
+
+    WardenClient track(WardenClient c) {
+        clients.add(c);
+        return c;
+    }
+
+    /** {@code GET /v1/locks/{name}} at {@code gateway}: the linearizable view of holders and waiters. */
+    JsonNode lock(Gateway gateway, String name) {
+        return get(gateway, "/v1/locks/" + name);
+    }
+
+    int waiters(Gateway gateway, String name) {
+        return lock(gateway, name).path("waiters").size();
+    }
+
+    int holders(Gateway gateway, String name) {
+        return lock(gateway, name).path("holders").size();
+    }
+
+    JsonNode get(Gateway gateway, String path) {
+        return send(HttpRequest.newBuilder(URI.create(url(gateway) + path)).GET().build());
+    }
+
+    /** {@code DELETE /v1/sessions/{id}}: the session is closed behind its client's back. */
+    JsonNode deleteSession(Gateway gateway, String sessionId) {
+        return send(HttpRequest.newBuilder(URI.create(url(gateway) + "/v1/sessions/" + sessionId)).DELETE().build());
+    }
+
+    private JsonNode send(HttpRequest request) {
+        try {
+            HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != 200) {
+                throw new AssertionError(request.method() + " " + request.uri() + " answered " + r.statusCode() + ": " + r.body());
+            }
+            return JSON.readTree(r.body());
+        } catch (IOException e) {
+            throw new AssertionError(e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+    }
+
+    /** Waits for a condition with a deadline (no sleeps as synchronisation). */
+    static void await(String what, BooleanSupplier condition) {
+        WardenFixture.await(what, condition);
+    }
+
+    /** Asserts that {@code condition} holds throughout {@code period} (an observation over time, not a sync). */
+    static void holdsFor(String what, Duration period, BooleanSupplier condition) {
+        long end = System.nanoTime() + period.toNanos();
+        while (System.nanoTime() - end < 0) {
+            if (!condition.getAsBoolean()) {
+                throw new AssertionError("no longer true: " + what);
+            }
+            try {
+                TimeUnit.MILLISECONDS.sleep(10);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new AssertionError(e);
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        for (WardenClient c : clients) {
+            c.close();
+        }
+        for (Gateway g : gateways) {
+            g.close();
+        }
+        try {
+            fx.close();
+        } catch (Exception e) {
+            throw new IllegalStateException("could not stop the test ZooKeeper", e);
+        }
+    }
+}

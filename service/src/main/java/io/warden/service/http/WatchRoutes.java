@@ -1,0 +1,75 @@
+package io.warden.service.http;
+
+import io.javalin.http.Context;
+import io.warden.service.watch.WatchFilter;
+import io.warden.service.watch.WatchSource;
+
+import java.io.IOException;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executor;
+
+/**
+ * {@code GET /v1/watch?name=|prefix=&since_revision=} (contract §3): validates the query, subscribes a
+ * {@link SseStream} to the gateway's watches and keeps the response open as a Server-Sent Events stream. A
+ * {@code Last-Event-ID} header (what {@code EventSource} sends when it reconnects) counts as {@code since_revision}
+ * when the query has none.
+ *
+ * <p>Concurrency: {@link #open} is a concurrent set; streams add and remove themselves from any thread.
+ */
+final class WatchRoutes {
+    static final Set<String> PARAMS = Set.of("name", "prefix", "since_revision");
+    static final String LAST_EVENT_ID = "Last-Event-ID";
+
+    private final WatchSource watches;
+    private final Exchange exchange;
+    private final Json json;
+    private final Executor executor;
+    private final Set<SseStream> open = ConcurrentHashMap.newKeySet();
+
+    WatchRoutes(WatchSource watches, Exchange exchange, Json json, Executor executor) {
+        this.watches = watches;
+        this.exchange = exchange;
+        this.json = json;
+        this.executor = executor;
+    }
+
+    void watch(Context ctx) throws IOException {
+        QueryParams q = QueryParams.of(exchange.query(ctx), PARAMS);
+        WatchFilter filter = WatchFilter.of(q.optional("name"), q.optional("prefix"));
+        Long since = null;
+        String sinceText = q.optional("since_revision");
+        if (sinceText != null) {
+            since = Fields.parseLong("since_revision", sinceText, 0, Long.MAX_VALUE);
+        } else {
+            String lastEventId = ctx.header(LAST_EVENT_ID);
+            if (lastEventId != null && !lastEventId.isBlank()) {
+                since = Fields.parseLong(LAST_EVENT_ID, lastEventId.trim(), 0, Long.MAX_VALUE);
+            }
+        }
+        SseStream stream = new SseStream(json, executor);
+        WatchSource.Subscription subscription = watches.subscribe(filter, since, stream); // may refuse: a problem document
+        open.add(stream);
+        try {
+            stream.open(ctx, "watching " + filter + (since == null ? " from now" : " after revision " + since), () -> {
+                subscription.cancel();
+                open.remove(stream);
+            });
+        } catch (IOException | RuntimeException e) {
+            subscription.cancel();
+            open.remove(stream);
+            throw e;
+        }
+    }
+
+    /** Ends every open stream (drain or stop); each writes what it has queued first. */
+    void closeAll(String reason) {
+        for (SseStream s : open) {
+            s.close(reason);
+        }
+    }
+
+    int openCount() {
+        return open.size();
+    }
+}

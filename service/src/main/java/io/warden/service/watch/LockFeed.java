@@ -1,0 +1,293 @@
+package io.warden.service.watch;
+
+import io.warden.service.lock.QueueEntry;
+import io.warden.service.lock.QueueNodeData;
+import io.warden.service.time.Clock;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.AddWatchMode;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * Feeds the {@link LockMirror} from ZooKeeper: one persistent recursive watch each on {@code /locks},
+ * {@code /expired} and {@code /lockdelay}, set on ZooKeeper's own handle (Curator's watcher wrapper drops the
+ * events' zxids), whose notifications are applied in zxid order.
+ *
+ * <p>Order: notifications arrive in zxid order on ZooKeeper's event thread. Each becomes a step in one chain of
+ * futures: a created queue node's step waits for the read of its data (reads start at once and run in parallel; the
+ * steps still apply one after the other, in arrival order, on the hub's thread).
+ *
+ * <p>Rebuilds: at start and after every reconnection (events while disconnected are lost; after a ZooKeeper session
+ * loss the handle and its watches are new) the feed sets the watches again, reads everything ({@link MirrorLoader}),
+ * replaces the mirror and then writes a barrier: the data of {@code /locks}. Once the notification of that write has
+ * been applied, the mirror is exact as of the last zxid applied: the hub is {@link WatchHub#ready ready}. Between the
+ * read and the barrier, changes update the mirror silently.
+ *
+ * <p>Concurrency: every field below {@code stopped} is confined to the hub's thread ({@code hub}); ZooKeeper's and
+ * Curator's threads only hand work to it.
+ */
+final class LockFeed {
+    private static final Logger log = LoggerFactory.getLogger(LockFeed.class);
+    private static final Duration RETRY = Duration.ofSeconds(1);
+    private static final String LOCKS_PREFIX = CellPaths.LOCKS + "/";
+    private static final String EXPIRED_PREFIX = CellPaths.EXPIRED + "/";
+    private static final String LOCK_DELAY_PREFIX = CellPaths.LOCK_DELAY + "/";
+
+    private final Zk zk;
+    private final String chroot;
+    private final Clock clock;
+    private final Executor hub;
+    private final WatchHub target;
+    private final LockMirror mirror;
+    private final MirrorLoader loader;
+    private final String gatewayId;
+    private final Watcher watcher = this::notified;
+    private final ConnectionStateListener reconnects = (c, state) -> {
+        if (state == ConnectionState.RECONNECTED) {
+            onHub(this::rebuild);
+        }
+    };
+    private final AtomicBoolean stopped = new AtomicBoolean();
+
+    /** The last step; every new step runs after it. */
+    private CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
+    /** Counts rebuilds; work of an older rebuild is dropped. */
+    private int generation;
+    /** Whether the mirror is exact as of {@link #lastZxid} and events are published. */
+    private boolean settled;
+    /** The zxid of the barrier write that will settle the mirror, or -1. */
+    private long barrier = -1;
+    /** The highest zxid of any notification applied. */
+    private long lastZxid;
+    private boolean warnedNoZxid;
+
+    LockFeed(Zk zk, String chroot, Clock clock, Executor hub, WatchHub target, LockMirror mirror, String gatewayId) {
+        this.zk = zk;
+        this.chroot = "/".equals(chroot) ? "" : chroot;
+        this.clock = clock;
+        this.hub = hub;
+        this.target = target;
+        this.mirror = mirror;
+        this.loader = new MirrorLoader(zk);
+        this.gatewayId = gatewayId;
+    }
+
+    void start() {
+        zk.client().getConnectionStateListenable().addListener(reconnects);
+        onHub(this::rebuild);
+    }
+
+    void stop() {
+        if (stopped.compareAndSet(false, true)) {
+            zk.client().getConnectionStateListenable().removeListener(reconnects);
+        }
+    }
+
+    // ------------------------------------------------------------------ rebuild
+
+    /** On the hub's thread: set the watches, then read everything (the watches are in place before the read). */
+    private void rebuild() {
+        if (stopped.get()) {
+            return;
+        }
+        int gen = ++generation;
+        ZooKeeper handle;
+        try {
+            handle = zk.client().getZookeeperClient().getZooKeeper();
+        } catch (Exception e) {
+            retryLater(gen, e);
+            return;
+        }
+        List<CompletableFuture<Void>> watches = new ArrayList<>();
+        for (String path : new String[]{CellPaths.LOCKS, CellPaths.EXPIRED, CellPaths.LOCK_DELAY}) {
+            watches.add(addWatch(handle, chroot + path));
+        }
+        // The last addWatch reply arrives on ZooKeeper's event thread before any notification of that watch, so the
+        // read's step below is chained before every notification the read might not reflect.
+        CompletableFuture.allOf(watches.toArray(CompletableFuture[]::new)).whenComplete((v, err) -> onHub(() -> {
+            if (gen != generation || stopped.get()) {
+                return;
+            }
+            if (err != null) {
+                retryLater(gen, err);
+                return;
+            }
+            CompletableFuture<LockMirror.Snapshot> read = loader.load();
+            tail = tail.thenCompose(x -> read).handleAsync((snapshot, e) -> {
+                install(gen, snapshot, e);
+                return null;
+            }, hub);
+        }));
+    }
+
+    private CompletableFuture<Void> addWatch(ZooKeeper handle, String path) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        try {
+            handle.addWatch(path, watcher, AddWatchMode.PERSISTENT_RECURSIVE, (rc, p, ctx) -> {
+                if (rc == KeeperException.Code.OK.intValue()) {
+                    f.complete(null);
+                } else {
+                    f.completeExceptionally(KeeperException.create(KeeperException.Code.get(rc), p));
+                }
+            }, null);
+        } catch (RuntimeException e) {
+            f.completeExceptionally(e);
+        }
+        return f;
+    }
+
+    /** On the hub's thread, in chain order: the read is in; replace the mirror and write the barrier. */
+    private void install(int gen, LockMirror.Snapshot snapshot, Throwable err) {
+        if (gen != generation || stopped.get()) {
+            return;
+        }
+        if (err != null) {
+            retryLater(gen, err);
+            return;
+        }
+        mirror.load(snapshot);
+        loader.sweepMarkers();
+        settled = false;
+        barrier = -1;
+        target.rebuilding();
+        zk.setData(CellPaths.LOCKS, Json.write(Map.of("watch_barrier", gatewayId)), -1).whenComplete((stat, e) -> onHub(() -> {
+            if (gen != generation || stopped.get()) {
+                return;
+            }
+            if (e != null) {
+                retryLater(gen, e);
+                return;
+            }
+            barrier = stat.getMzxid();
+            // After the steps already chained, which include the barrier's own notification in all but odd cases.
+            tail = tail.thenRunAsync(this::maybeSettle, hub);
+        }));
+        log.debug("watch mirror read: {} live locks; waiting for the barrier", mirror.lockCount());
+    }
+
+    private void maybeSettle() {
+        if (settled || barrier < 0 || lastZxid < barrier) {
+            return;
+        }
+        settled = true;
+        barrier = -1;
+        mirror.settled();
+        log.info("watch mirror of /locks is current at revision {} ({} live locks)", lastZxid, mirror.lockCount());
+        target.ready(lastZxid);
+    }
+
+    private void retryLater(int gen, Throwable err) {
+        log.info("could not (re)build the watch mirror ({}); retrying", Zk.unwrap(err).toString());
+        clock.schedule(RETRY, () -> onHub(() -> {
+            if (gen == generation && !stopped.get()) {
+                rebuild();
+            }
+        }));
+    }
+
+    // ------------------------------------------------------------------ notifications
+
+    /** On ZooKeeper's event thread: hand the notification to the hub's thread, keeping the order. */
+    private void notified(WatchedEvent event) {
+        if (event.getType() != Watcher.Event.EventType.None && event.getPath() != null) {
+            onHub(() -> chain(event));
+        }
+    }
+
+    /** On the hub's thread: chain the notification's step; a created queue node's data is read now, applied in order. */
+    private void chain(WatchedEvent event) {
+        if (stopped.get()) {
+            return;
+        }
+        long zxid = event.getZxid();
+        if (zxid <= 0 && !warnedNoZxid) {
+            warnedNoZxid = true;
+            log.warn("ZooKeeper reports no zxid with watch events (it needs a 3.9 server): watch revisions are not reliable");
+        }
+        String path = event.getPath().startsWith(chroot) ? event.getPath().substring(chroot.length()) : event.getPath();
+        Watcher.Event.EventType type = event.getType();
+        QueueNode queueNode = QueueNode.of(path);
+        CompletableFuture<Zk.DataAndStat> read = queueNode != null && type == Watcher.Event.EventType.NodeCreated
+                ? zk.data(path).exceptionally(err -> null) // gone already: its deletion follows; or trouble: no data
+                : CompletableFuture.completedFuture(null);
+        tail = tail.thenCompose(x -> read).handleAsync((ds, err) -> {
+            try {
+                apply(path, type, zxid, queueNode, ds);
+            } catch (RuntimeException e) {
+                log.warn("watch: could not apply {} {} at zxid {}", type, path, zxid, e);
+            }
+            return null;
+        }, hub);
+    }
+
+    private void apply(String path, Watcher.Event.EventType type, long zxid, QueueNode queueNode, Zk.DataAndStat ds) {
+        lastZxid = Math.max(lastZxid, zxid);
+        boolean created = type == Watcher.Event.EventType.NodeCreated;
+        boolean deleted = type == Watcher.Event.EventType.NodeDeleted;
+        List<WatchEvent> events = List.of();
+        if (queueNode != null && created) {
+            QueueNodeData data = ds == null ? null : Json.readOrNull(ds.data(), QueueNodeData.class);
+            long czxid = ds == null ? zxid : ds.stat().getCzxid();
+            events = mirror.created(queueNode.lock, queueNode.entry, zxid, czxid, data);
+        } else if (queueNode != null && deleted) {
+            events = mirror.deleted(queueNode.lock, queueNode.entry.node(), zxid);
+        } else if (created && path.startsWith(EXPIRED_PREFIX)) {
+            mirror.expiring(path.substring(EXPIRED_PREFIX.length()), zxid);
+        } else if (path.startsWith(LOCK_DELAY_PREFIX) && path.indexOf('/', LOCK_DELAY_PREFIX.length()) < 0) {
+            String session = path.substring(LOCK_DELAY_PREFIX.length());
+            if (created) {
+                mirror.lockDelayCreated(session);
+            } else if (deleted) {
+                mirror.lockDelayDeleted(session);
+            }
+        }
+        if (settled) {
+            if (!events.isEmpty()) {
+                target.publish(events);
+            }
+        } else {
+            maybeSettle();
+        }
+    }
+
+    private void onHub(Runnable task) {
+        try {
+            hub.execute(task);
+        } catch (RejectedExecutionException e) {
+            // the hub is closed
+        }
+    }
+
+    /** A queue node's path split into its lock name and entry; null for any other path. */
+    private record QueueNode(String lock, QueueEntry entry) {
+        static QueueNode of(String path) {
+            if (!path.startsWith(LOCKS_PREFIX)) {
+                return null;
+            }
+            int slash = path.lastIndexOf('/');
+            String node = path.substring(slash + 1);
+            String lock = path.substring(LOCKS_PREFIX.length(), Math.max(slash, LOCKS_PREFIX.length()));
+            if (!node.startsWith("_") || lock.indexOf('/') < 0) {
+                return null;
+            }
+            return QueueEntry.parse(node).map(e -> new QueueNode(lock, e)).orElse(null);
+        }
+    }
+}

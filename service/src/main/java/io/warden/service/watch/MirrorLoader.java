@@ -1,0 +1,104 @@
+package io.warden.service.watch;
+
+import io.warden.service.lock.QueueEntry;
+import io.warden.service.lock.QueueNodeData;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.apache.zookeeper.KeeperException.Code;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * Reads the whole of {@code /locks} (every lock's queue and its nodes' data) and the lock-delay records, after a
+ * {@code sync}: the starting point of the mirror. Not a snapshot: each lock's read carries the pzxid it reflects, and
+ * the mirror replays newer notifications on top ({@link LockMirror}).
+ *
+ * <p>Thread-safety: stateless; futures complete on Curator's threads.
+ */
+final class MirrorLoader {
+    private final Zk zk;
+
+    MirrorLoader(Zk zk) {
+        this.zk = zk;
+    }
+
+    CompletableFuture<LockMirror.Snapshot> load() {
+        Map<String, LockMirror.LockRead> locks = new ConcurrentHashMap<>();
+        return zk.sync(CellPaths.LOCKS)
+                .thenCompose(v -> zk.childrenOrEmpty(CellPaths.LOCKS))
+                .thenCompose(namespaces -> {
+                    List<CompletableFuture<Void>> walks = new ArrayList<>();
+                    for (String ns : namespaces) {
+                        walks.add(walk(CellPaths.LOCKS + "/" + ns, ns, locks));
+                    }
+                    return CompletableFuture.allOf(walks.toArray(CompletableFuture[]::new));
+                })
+                .thenCompose(v -> zk.childrenOrEmpty(CellPaths.LOCK_DELAY))
+                .thenApply(delayed -> new LockMirror.Snapshot(Map.copyOf(locks), new HashSet<>(delayed)));
+    }
+
+    /**
+     * Deletes leftover expiry markers (their gateway stopped between the expiry and the marker's deletion). A marker is
+     * needed only for the notification of its creation, which every watching gateway has had by then.
+     */
+    void sweepMarkers() {
+        zk.childrenOrEmpty(CellPaths.EXPIRED).thenAccept(markers -> {
+            for (String session : markers) {
+                zk.delete(CellPaths.expiredMarker(session), -1).exceptionally(err -> null);
+            }
+        }).exceptionally(err -> null);
+    }
+
+    /** Reads the lock (if {@code name} is one) at {@code path} and everything below it. */
+    private CompletableFuture<Void> walk(String path, String name, Map<String, LockMirror.LockRead> out) {
+        return zk.childrenAndStat(path).handle((cs, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    return CompletableFuture.<Void>completedFuture(null); // reaped meanwhile; notifications cover it
+                }
+                throw Zk.translate(err);
+            }
+            List<CompletableFuture<?>> work = new ArrayList<>();
+            List<CompletableFuture<MirroredLock.Node>> reads = new ArrayList<>();
+            for (String child : cs.children()) {
+                if (!child.startsWith("_")) {
+                    work.add(walk(path + "/" + child, name + "/" + child, out)); // a segment of a longer name
+                    continue;
+                }
+                QueueEntry.parse(child).ifPresent(entry -> reads.add(node(path + "/" + child, entry)));
+            }
+            if (name.contains("/")) {
+                long pzxid = cs.stat().getPzxid();
+                work.add(CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenAccept(x -> {
+                    List<MirroredLock.Node> nodes = new ArrayList<>();
+                    for (CompletableFuture<MirroredLock.Node> r : reads) {
+                        if (r.join() != null) {
+                            nodes.add(r.join());
+                        }
+                    }
+                    out.put(name, new LockMirror.LockRead(pzxid, nodes));
+                }));
+            }
+            return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
+        }).thenCompose(f -> f);
+    }
+
+    /** A queue node's token and data; null when it is gone (its deletion notification follows). */
+    private CompletableFuture<MirroredLock.Node> node(String path, QueueEntry entry) {
+        return zk.data(path).handle((ds, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    return null;
+                }
+                throw Zk.translate(err);
+            }
+            return new MirroredLock.Node(entry, ds.stat().getCzxid(), Json.readOrNull(ds.data(), QueueNodeData.class));
+        });
+    }
+}

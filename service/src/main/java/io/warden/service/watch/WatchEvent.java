@@ -1,0 +1,30 @@
+package io.warden.service.watch;
+
+import io.warden.service.api.Mode;
+
+/**
+ * One change of one lock's queue, as {@code GET /v1/watch} reports it (contract §3).
+ *
+ * @param revision  the zxid of the ZooKeeper transaction that made the change; a GRANTED event that a release,
+ *                  cancel or expiry caused carries the zxid of that release, cancel or expiry
+ * @param type      what happened to the request
+ * @param name      the lock name, {@code namespace/path}
+ * @param sessionId the request's session; null for a queue node that is not Warden's (a plain Curator client), or
+ *                  when the node was gone before the gateway could read it
+ * @param mode      the request's mode
+ * @param token     the request's token: the czxid of its queue node (the fencing token once it is granted)
+ */
+public record WatchEvent(long revision, Type type, String name, String sessionId, Mode mode, long token) {
+    public enum Type {
+        /** A request joined the queue (an acquire that holds at once is QUEUED and then GRANTED at the same revision). */
+        QUEUED,
+        /** A request holds the lock from this revision on. */
+        GRANTED,
+        /** A holder let go: release, a cancel of a granted request, or a session close. */
+        RELEASED,
+        /** A waiting request left the queue without being granted: cancel, timeout or session close. */
+        CANCELLED,
+        /** A request (held or waiting) was removed because its session expired, or a lock-delay kept after expiry ended. */
+        EXPIRED
+    }
+}

@@ -1,0 +1,285 @@
+package io.warden.service.watch;
+
+import io.warden.service.api.WardenException;
+import io.warden.service.time.Clock;
+import io.warden.service.zk.Zk;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The gateway's watches ({@code GET /v1/watch}): one mirror of every lock queue in the cell, kept by one set of
+ * ZooKeeper watches ({@link LockFeed}), a bounded history of the events it made ({@link EventHistory}), and the
+ * subscribers, each with a filter and a sink.
+ *
+ * <p>Revisions are zxids. A subscriber that resumes from a revision the history still covers gets exactly the events
+ * after it; one that resumes from further back (or from before this gateway started) first gets one {@link Resync} with
+ * the current state from the mirror. After a reconnection to ZooKeeper (events may have been missed) the history
+ * starts again and every subscriber gets a {@code Resync}.
+ *
+ * <p>Concurrency: one thread ({@code warden-watch}) owns the mirror, the history and the subscriber sets; everything
+ * else hands it tasks. Sinks never block it (they queue, bounded). {@link #subscribe} and {@link Sub#cancel} may be
+ * called from any thread.
+ */
+public final class WatchHub implements WatchSource, AutoCloseable {
+    private static final Logger log = LoggerFactory.getLogger(WatchHub.class);
+    public static final int DEFAULT_HISTORY = 10_000;
+    public static final int MAX_WATCHES = 10_000;
+    static final Duration HEARTBEAT = Duration.ofSeconds(15);
+
+    private final ExecutorService thread;
+    private final Clock clock;
+    private final LockMirror mirror = new LockMirror();
+    private final EventHistory history;
+    private final LockFeed feed;
+    private final AtomicInteger watches = new AtomicInteger();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private final CompletableFuture<Long> firstReady = new CompletableFuture<>();
+    private volatile Clock.Cancellable heartbeatTimer;
+
+    // Confined to the hub's thread:
+    private final Set<Sub> live = new LinkedHashSet<>();
+    private final List<Sub> parked = new ArrayList<>();
+    private boolean ready;
+    private boolean resyncOnReady;
+    /** The revision the mirror is exact at: the ready revision or the newest event published since. */
+    private long revision;
+
+    public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity) {
+        this.clock = clock;
+        this.history = new EventHistory(historyCapacity);
+        this.thread = Executors.newSingleThreadExecutor(r -> {
+            Thread t = new Thread(r, "warden-watch");
+            t.setDaemon(true);
+            return t;
+        });
+        this.feed = new LockFeed(zk, chroot, clock, thread, this, mirror, gatewayId);
+    }
+
+    /** Sets the watches and starts the first read of the cell. */
+    public void start() {
+        feed.start();
+        scheduleHeartbeat();
+    }
+
+    /** Waits until the first read is in and events flow; false when that took longer than {@code timeout}. */
+    public boolean awaitReady(Duration timeout) throws InterruptedException {
+        try {
+            firstReady.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return false;
+        }
+    }
+
+    // ------------------------------------------------------------------ subscribers (any thread)
+
+    @Override
+    public Subscription subscribe(WatchFilter filter, Long sinceRevision, WatchSink sink) {
+        if (closed.get()) {
+            throw WardenException.unavailable("this gateway is stopping; watch on another gateway", null);
+        }
+        if (watches.incrementAndGet() > MAX_WATCHES) {
+            watches.decrementAndGet();
+            throw WardenException.exhausted("this gateway already serves " + MAX_WATCHES + " watches; watch on another gateway");
+        }
+        Sub sub = new Sub(filter, sinceRevision, sink);
+        if (!onHub(() -> activate(sub))) {
+            sub.cancel();
+            throw WardenException.unavailable("this gateway is stopping; watch on another gateway", null);
+        }
+        return sub;
+    }
+
+    /** Watches being served (for tests and metrics). */
+    public int watchCount() {
+        return watches.get();
+    }
+
+    // ------------------------------------------------------------------ the hub's thread
+
+    private void activate(Sub sub) {
+        if (sub.cancelled.get()) {
+            return;
+        }
+        if (!ready) {
+            parked.add(sub); // served when the mirror is ready
+            return;
+        }
+        if (sub.since != null) {
+            Optional<List<WatchEvent>> missed = history.after(sub.since, sub.filter);
+            if (missed.isPresent()) {
+                sub.after = sub.since; // events at or before it come no more (another gateway may have been ahead)
+                if (!missed.get().isEmpty() && !sub.sink.events(missed.get())) {
+                    drop(sub);
+                    return;
+                }
+            } else if (!sub.sink.resync(new Resync(revision, mirror.views(sub.filter, revision)))) {
+                drop(sub);
+                return;
+            }
+        }
+        live.add(sub);
+    }
+
+    /** From the feed: the mirror is being rebuilt; until {@link #ready}, new subscribers wait. */
+    void rebuilding() {
+        if (ready) {
+            resyncOnReady = true; // a rebuild after the first: changes may have been missed
+        }
+        ready = false;
+    }
+
+    /** From the feed: the mirror is exact as of {@code zxid} and events flow again. */
+    void ready(long zxid) {
+        ready = true;
+        revision = zxid;
+        history.reset(zxid);
+        if (resyncOnReady) {
+            resyncOnReady = false;
+            for (Iterator<Sub> it = live.iterator(); it.hasNext(); ) {
+                Sub sub = it.next();
+                if (!sub.sink.resync(new Resync(zxid, mirror.views(sub.filter, zxid)))) {
+                    it.remove();
+                    sub.release();
+                }
+            }
+        }
+        List<Sub> waiting = new ArrayList<>(parked);
+        parked.clear();
+        waiting.forEach(this::activate);
+        firstReady.complete(zxid);
+    }
+
+    /** From the feed: the events of one ZooKeeper notification, in order. */
+    void publish(List<WatchEvent> events) {
+        for (WatchEvent e : events) {
+            history.add(e);
+            revision = Math.max(revision, e.revision());
+        }
+        for (Iterator<Sub> it = live.iterator(); it.hasNext(); ) {
+            Sub sub = it.next();
+            List<WatchEvent> mine = null;
+            for (WatchEvent e : events) {
+                if (e.revision() > sub.after && sub.filter.matches(e.name())) {
+                    if (mine == null) {
+                        mine = new ArrayList<>(events.size());
+                    }
+                    mine.add(e);
+                }
+            }
+            if (mine != null && !sub.sink.events(mine)) {
+                it.remove();
+                sub.release();
+                log.debug("watch {} dropped: its consumer is too slow", sub.filter);
+            }
+        }
+    }
+
+    private void drop(Sub sub) {
+        live.remove(sub);
+        parked.remove(sub);
+        sub.release();
+    }
+
+    private void scheduleHeartbeat() {
+        if (closed.get()) {
+            return;
+        }
+        heartbeatTimer = clock.schedule(HEARTBEAT, () -> {
+            onHub(() -> live.forEach(s -> s.sink.heartbeat()));
+            scheduleHeartbeat();
+        });
+    }
+
+    private boolean onHub(Runnable task) {
+        try {
+            thread.execute(task);
+            return true;
+        } catch (RejectedExecutionException e) {
+            return false;
+        }
+    }
+
+    /** Stops the watches and ends every watch stream. Idempotent. */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        Clock.Cancellable t = heartbeatTimer;
+        if (t != null) {
+            t.cancel();
+        }
+        feed.stop();
+        onHub(() -> {
+            for (Sub sub : new ArrayList<>(live)) {
+                sub.sink.close("gateway stopping");
+                drop(sub);
+            }
+            for (Sub sub : new ArrayList<>(parked)) {
+                sub.sink.close("gateway stopping");
+                drop(sub);
+            }
+        });
+        thread.shutdown();
+        try {
+            if (!thread.awaitTermination(2, TimeUnit.SECONDS)) {
+                thread.shutdownNow();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            thread.shutdownNow();
+        }
+    }
+
+    /** A subscriber. {@code after} is confined to the hub's thread. */
+    private final class Sub implements Subscription {
+        final WatchFilter filter;
+        final Long since;
+        final WatchSink sink;
+        final AtomicBoolean cancelled = new AtomicBoolean();
+        long after = Long.MIN_VALUE;
+
+        Sub(WatchFilter filter, Long since, WatchSink sink) {
+            this.filter = filter;
+            this.since = since;
+            this.sink = sink;
+        }
+
+        @Override
+        public void cancel() {
+            if (release()) {
+                onHub(() -> {
+                    live.remove(this);
+                    parked.remove(this);
+                });
+            }
+        }
+
+        /** Counts the watch out once; true the first time. */
+        boolean release() {
+            if (cancelled.compareAndSet(false, true)) {
+                watches.decrementAndGet();
+                return true;
+            }
+            return false;
+        }
+    }
+}
