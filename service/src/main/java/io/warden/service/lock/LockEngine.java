@@ -51,6 +51,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class LockEngine {
     private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
     private static final int MAX_CREATE_ATTEMPTS = 8;
+    /** Tombstones of ended requests kept per session, and how often (in ended requests) they are pruned. */
+    static final int TOMBSTONES_KEPT = 64;
+    private static final int PRUNE_EVERY = 32;
 
     private final Zk zk;
     private final Clock clock;
@@ -110,7 +113,7 @@ public final class LockEngine {
     private CompletableFuture<Prepared> prepare(String sessionId) {
         SessionHint hint = hints.get(sessionId);
         if (hint != null && hint.requests.get() < maxRequestsPerSession) {
-            return CompletableFuture.completedFuture(new Prepared(hint.clientId, hint.requests.get()));
+            return CompletableFuture.completedFuture(new Prepared(hint.clientId, hint.requests.get(), true));
         }
         return zk.data(CellPaths.session(sessionId)).handle((ds, err) -> {
             if (err != null) {
@@ -128,7 +131,7 @@ public final class LockEngine {
                 hints.clear();
             }
             hints.put(sessionId, new SessionHint(record.clientId(), requests));
-            return new Prepared(record.clientId(), requests);
+            return new Prepared(record.clientId(), requests, false);
         });
     }
 
@@ -159,7 +162,8 @@ public final class LockEngine {
         }
     }
 
-    private record Prepared(String clientId, int requests) {
+    /** {@code exact}: {@code requests} counts live requests only (not tombstones). */
+    private record Prepared(String clientId, int requests, boolean exact) {
     }
 
     /** Creates the request's record and queue node in one multi; on a retry finds the existing ones. */
@@ -179,15 +183,28 @@ public final class LockEngine {
         } catch (Exception e) {
             return CompletableFuture.failedFuture(e);
         }
+        if (p.requests() >= maxRequestsPerSession && !p.exact()) {
+            // The count may include ended requests' tombstones: count precisely before refusing.
+            return liveRequests(req.sessionId()).thenCompose(live -> {
+                SessionHint hint = hints.get(req.sessionId());
+                if (hint != null) {
+                    hint.requests.set(live);
+                }
+                return create(req, new Prepared(p.clientId(), live, true), start, attempt);
+            });
+        }
         if (p.requests() >= maxRequestsPerSession) {
             // At the limit only a retry of an existing request may go on.
-            return zk.exists(requestPath).thenCompose(stat -> {
-                if (stat == null) {
+            return zk.data(requestPath).handle((ds, err) -> {
+                if (err != null && Zk.code(err) == Code.NONODE) {
                     throw WardenException.exhausted("session " + req.sessionId() + " has " + p.requests()
                             + " holds and queued requests, the most allowed per session (max-requests-per-session)");
                 }
-                return existing(req, lockPath, uuid, stat.getCzxid(), start);
-            });
+                if (err != null) {
+                    throw Zk.translate(err);
+                }
+                return ds;
+            }).thenCompose(ds -> existingRecord(req, lockPath, uuid, ds, start));
         }
         return zk.multi(ops).handle((results, err) -> {
             if (err == null) {
@@ -204,9 +221,15 @@ public final class LockEngine {
                 int failed = mf.failedIndex();
                 if (mf.code() == Code.NODEEXISTS) {
                     // A retry: the first call's request record exists. Find its node.
-                    return zk.exists(requestPath).thenCompose(stat -> stat == null
-                            ? create(req, p, start, attempt + 1)
-                            : existing(req, lockPath, uuid, stat.getCzxid(), start));
+                    return zk.data(requestPath).handle((ds, e2) -> {
+                        if (e2 != null && Zk.code(e2) == Code.NONODE) {
+                            return create(req, p, start, attempt + 1);
+                        }
+                        if (e2 != null) {
+                            throw Zk.translate(e2);
+                        }
+                        return existingRecord(req, lockPath, uuid, ds, start);
+                    }).thenCompose(f -> f);
                 }
                 if (mf.code() == Code.NONODE && failed == 0) {
                     throw WardenException.sessionNotFound(req.sessionId());
@@ -227,6 +250,16 @@ public final class LockEngine {
             }
             return null;
         });
+    }
+
+    /** A request record exists for this request id: a live request to rejoin, or a tombstone of one that ended. */
+    private CompletableFuture<Waiting> existingRecord(AcquireRequest req, String lockPath, String uuid, Zk.DataAndStat ds, long start) {
+        RequestRecord rec = Json.readOrNull(ds.data(), RequestRecord.class);
+        if (rec != null && rec.done()) {
+            return CompletableFuture.failedFuture(WardenException.invalid("request_id", "request " + req.requestId()
+                    + " of this session has already ended (released, cancelled or timed out); use a new request_id"));
+        }
+        return existing(req, lockPath, uuid, ds.stat().getCzxid(), start);
     }
 
     /** The request was made before (same session and request id): find its queue node. */
@@ -484,6 +517,8 @@ public final class LockEngine {
         });
     }
 
+    /** Ended requests per session, for pruning tombstones. */
+    private final Map<String, AtomicInteger> endedCounts = new ConcurrentHashMap<>();
     /** Hints by session id; see {@link SessionHint}. */
     private final Map<String, SessionHint> hints = new ConcurrentHashMap<>();
 
@@ -555,30 +590,107 @@ public final class LockEngine {
         });
     }
 
-    /** Deletes a queue node with its request record in one multi; false when either is already gone. */
+    /**
+     * Ends a request: deletes its queue node and turns its request record into a tombstone, in one multi; false when
+     * the node is already gone. The tombstone makes a late duplicate of the acquire (same request_id) fail instead of
+     * queueing again (a regression found by GatewayPauseIT: a paused gateway woke and ran a stale acquire that the
+     * client had long since retried elsewhere and released).
+     */
     private CompletableFuture<Boolean> deleteRequest(String nodePath, String requestPath) {
         List<CuratorOp> ops;
         try {
-            ops = List.of(zk.ops().delete().forPath(nodePath), zk.ops().delete().forPath(requestPath));
+            ops = List.of(zk.ops().delete().forPath(nodePath),
+                    zk.ops().setData().forPath(requestPath, Json.write(RequestRecord.TOMBSTONE)));
         } catch (Exception e) {
             return CompletableFuture.failedFuture(e);
         }
+        String sessionId = sessionOf(requestPath);
         return zk.multi(ops).handle((r, err) -> {
             if (err == null) {
                 nodes.forget(nodePath);
+                ended(sessionId);
                 return CompletableFuture.completedFuture(true);
             }
             if (Zk.code(err) == Code.NONODE) {
                 if (Zk.MultiFailure.maybeApplied(err)) {
                     // The connection dropped under the multi and Curator sent it again: the first attempt may have
-                    // deleted both nodes and lost its reply. We saw this request a moment ago; if both are gone now,
-                    // this call is what removed them (a regression found by WholeSystemFaultIT on a leader kill).
-                    return zk.exists(nodePath).thenCombine(zk.exists(requestPath), (a, b) -> a == null && b == null);
+                    // been applied and lost its reply. We saw this request's node a moment ago; if it is gone now,
+                    // this call is what removed it (a regression found by WholeSystemFaultIT on a leader kill).
+                    return zk.exists(nodePath).thenApply(stat -> stat == null);
                 }
                 return CompletableFuture.completedFuture(false);
             }
             throw Zk.translate(err);
         }).thenCompose(f -> f);
+    }
+
+    private static String sessionOf(String requestPath) {
+        String rest = requestPath.substring(CellPaths.SESSIONS.length() + 1);
+        return rest.substring(0, rest.indexOf('/'));
+    }
+
+    /**
+     * Counts ended requests per session, and every {@link #PRUNE_EVERY} of them deletes the session's oldest tombstones
+     * beyond {@link #TOMBSTONES_KEPT}: duplicates are caught for the session's latest requests, and a long-lived
+     * session does not pile up records.
+     */
+    private void ended(String sessionId) {
+        if (endedCounts.size() >= NodeInfoCache.MAX_ENTRIES) {
+            endedCounts.clear();
+        }
+        int n = endedCounts.computeIfAbsent(sessionId, k -> new AtomicInteger()).incrementAndGet();
+        if (n % PRUNE_EVERY == 0) {
+            pruneTombstones(sessionId);
+        }
+    }
+
+    private void pruneTombstones(String sessionId) {
+        String sessionPath = CellPaths.session(sessionId);
+        zk.children(sessionPath).thenCompose(uuids -> {
+            List<CompletableFuture<long[]>> reads = new ArrayList<>();
+            for (int i = 0; i < uuids.size(); i++) {
+                int index = i;
+                reads.add(zk.data(sessionPath + "/" + uuids.get(i)).handle((ds, e) -> {
+                    RequestRecord rec = e == null ? Json.readOrNull(ds.data(), RequestRecord.class) : null;
+                    return rec != null && rec.done() ? new long[]{ds.stat().getMzxid(), index} : null;
+                }));
+            }
+            return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+                List<long[]> tombstones = new ArrayList<>();
+                reads.forEach(f -> {
+                    if (f.join() != null) {
+                        tombstones.add(f.join());
+                    }
+                });
+                tombstones.sort((a, b) -> Long.compare(b[0], a[0])); // newest first
+                List<CompletableFuture<Void>> deletes = new ArrayList<>();
+                for (int i = TOMBSTONES_KEPT; i < tombstones.size(); i++) {
+                    deletes.add(zk.delete(sessionPath + "/" + uuids.get((int) tombstones.get(i)[1]), -1)
+                            .exceptionally(e -> null));
+                }
+                return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new));
+            });
+        }).whenComplete((v, e) -> {
+            if (e != null) {
+                log.debug("could not prune the ended requests of session {}: {}", sessionId, Zk.unwrap(e).toString());
+            }
+        });
+    }
+
+    /** The session's requests that have not ended (a precise count, read from ZooKeeper; used near the limit). */
+    private CompletableFuture<Integer> liveRequests(String sessionId) {
+        String sessionPath = CellPaths.session(sessionId);
+        return zk.children(sessionPath).thenCompose(uuids -> {
+            List<CompletableFuture<Boolean>> reads = new ArrayList<>();
+            for (String uuid : uuids) {
+                reads.add(zk.data(sessionPath + "/" + uuid).handle((ds, e) -> {
+                    RequestRecord rec = e == null ? Json.readOrNull(ds.data(), RequestRecord.class) : null;
+                    return rec != null && !rec.done();
+                }));
+            }
+            return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new))
+                    .thenApply(v -> (int) reads.stream().filter(CompletableFuture::join).count());
+        });
     }
 
     /** Answers held calls on this gateway for a request that another call removed. */
@@ -596,6 +708,7 @@ public final class LockEngine {
     /** The session ended (closed or expired here): answer its held calls with SESSION_NOT_FOUND. */
     public void sessionEnded(String sessionId) {
         hints.remove(sessionId);
+        endedCounts.remove(sessionId);
         Set<Waiting> set = waiting.get(sessionId);
         if (set != null) {
             for (Waiting w : List.copyOf(set)) {

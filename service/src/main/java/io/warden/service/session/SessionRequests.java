@@ -22,8 +22,9 @@ import java.util.concurrent.CompletableFuture;
  */
 final class SessionRequests {
     /**
-     * One request of a session. {@code node} is null when the record exists but its queue node does not (it can
-     * only happen if someone deleted the node by hand); {@code holds} says whether it holds the lock now.
+     * One request of a session. {@code node} is null when the request has ended (its record is a tombstone; then
+     * {@code name}, {@code mode} and {@code requestId} are null too) or when its queue node is gone otherwise (deleted
+     * by hand); {@code holds} says whether it holds the lock now.
      */
     record Request(String uuid, LockName name, Mode mode, String requestId, long token, String node, boolean holds) {
         String nodePath() {
@@ -55,8 +56,15 @@ final class SessionRequests {
             }
             return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
                 Map<String, List<Record>> byName = new HashMap<>();
+                List<Request> ended = new ArrayList<>();
                 for (CompletableFuture<Optional<Record>> r : reads) {
-                    r.join().ifPresent(rec -> byName.computeIfAbsent(rec.record.name(), k -> new ArrayList<>()).add(rec));
+                    r.join().ifPresent(rec -> {
+                        if (rec.record.done()) {
+                            ended.add(new Request(rec.uuid, null, null, null, rec.czxid, null, false));
+                        } else {
+                            byName.computeIfAbsent(rec.record.name(), k -> new ArrayList<>()).add(rec);
+                        }
+                    });
                 }
                 List<CompletableFuture<List<Request>>> perLock = new ArrayList<>();
                 for (Map.Entry<String, List<Record>> e : byName.entrySet()) {
@@ -77,7 +85,7 @@ final class SessionRequests {
                     }));
                 }
                 return CompletableFuture.allOf(perLock.toArray(CompletableFuture[]::new)).thenApply(x -> {
-                    List<Request> all = new ArrayList<>();
+                    List<Request> all = new ArrayList<>(ended);
                     perLock.forEach(f -> all.addAll(f.join()));
                     all.sort((a, b) -> Long.compare(a.token(), b.token()));
                     return all;

@@ -77,7 +77,8 @@ class LockEngineTest {
         assertThat(r.token()).isNull();
         assertThat(r.holders()).extracting(h -> h.token()).containsExactly(held.token());
         assertThat(fx.queue("pay/x")).hasSize(1);
-        assertThat(fx.curator.getChildren().forPath("/sessions/" + b)).isEmpty();
+        assertThat(fx.curator.getChildren().forPath("/sessions/" + b)).singleElement()
+                .satisfies(child -> assertThat(new String(fx.curator.getData().forPath("/sessions/" + b + "/" + child))).contains("\"done\":true"));
     }
 
     @Test
@@ -288,5 +289,40 @@ class LockEngineTest {
         assertThatThrownBy(() -> sw.openSession("d", 60_000, 0).join())
                 .satisfies(e -> assertThat(code(e)).isEqualTo(WardenException.ErrorCode.RESOURCE_EXHAUSTED));
         assertThat(bWaits).isNotDone();
+    }
+
+    /**
+     * GatewayPauseIT found this: a gateway paused with an acquire in flight woke up after the client had retried it
+     * elsewhere and released the lock, and queued the stale request again, so the session held a lock it never knew
+     * of. An ended request's record stays as a tombstone; a late duplicate now fails and queues nothing.
+     */
+    @Test
+    void lateDuplicate_ofAnEndedRequest_failsAndQueuesNothing() throws Exception {
+        String a = session(w, "a", 60_000);
+        AcquireRequest req = exclusive(a, "pay/dup", 0);
+        AcquireResult first = join(w.acquire(req));
+        assertThat(w.release(a, LockName.parse("pay/dup"), first.token()).join()).isTrue();
+
+        assertThatThrownBy(() -> join(w.acquire(req))).satisfies(e -> assertThat(code(e)).isEqualTo(WardenException.ErrorCode.INVALID_ARGUMENT))
+                .hasMessageContaining("request_id");
+        assertThat(fx.queue("pay/dup")).isEmpty();
+        assertThat(w.session(a).join().holds()).isEmpty();
+    }
+
+    @Test
+    void tombstones_arePruned_soALongLivedSessionDoesNotPileUpRecords() throws Exception {
+        String a = session(w, "a", 60_000);
+        for (int i = 0; i < 3 * 32 + 5; i++) {
+            AcquireResult r = join(w.acquire(exclusive(a, "pay/many", 0)));
+            assertThat(w.release(a, LockName.parse("pay/many"), r.token()).join()).isTrue();
+        }
+        await("pruned", () -> {
+            try {
+                return fx.curator.getChildren().forPath("/sessions/" + a).size() <= LockEngine.TOMBSTONES_KEPT + 32;
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+        assertThat(fx.curator.getChildren().forPath("/sessions/" + a).size()).isGreaterThanOrEqualTo(LockEngine.TOMBSTONES_KEPT);
     }
 }
