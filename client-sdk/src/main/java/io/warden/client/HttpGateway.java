@@ -56,6 +56,25 @@ final class HttpGateway {
         return endpoints.get(current.get());
     }
 
+    /** The index of {@link #currentEndpoint()}; with {@link #endpoint(int)} and {@link #moveOn(int)} for streams. */
+    int currentIndex() {
+        return current.get();
+    }
+
+    /** The base URL of endpoint {@code index}, without a trailing slash. */
+    String endpoint(int index) {
+        return endpoints.get(index);
+    }
+
+    int endpointCount() {
+        return endpoints.size();
+    }
+
+    /** The HTTP client of these calls, shared by the streams (WebSocket keepalive, watches). */
+    HttpClient http() {
+        return http;
+    }
+
     /** One attempt at the current endpoint. A retryable failure moves the current endpoint on. */
     <T> CompletableFuture<T> once(Call<T> call, Duration timeout) {
         int index = current.get();
@@ -120,7 +139,8 @@ final class HttpGateway {
         });
     }
 
-    private void moveOn(int from) {
+    /** Moves the current endpoint on from {@code from}, unless another failure already did. */
+    void moveOn(int from) {
         current.compareAndSet(from, (from + 1) % endpoints.size());
     }
 

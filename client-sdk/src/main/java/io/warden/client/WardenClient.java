@@ -6,6 +6,9 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -31,7 +34,8 @@ import java.util.function.LongSupplier;
  * }</pre>
  *
  * <p><b>Session.</b> {@link Builder#build()} opens the session at one of the gateways. Heartbeats then go every
- * {@code keepalive_interval_ms} the gateway named (a third of the TTL). The client keeps a local deadline: the send
+ * {@code keepalive_interval_ms} the gateway named (a third of the TTL), over one WebSocket per session (falling back
+ * to unary calls when no socket can be had; {@link Builder#webSocketKeepalive(boolean)} turns the socket off). The client keeps a local deadline: the send
  * time of the last acknowledged heartbeat plus the TTL, minus a margin for clock drift (500 ppm of the TTL) and a
  * fixed safety margin. Before it the service cannot have expired the session ({@link SessionState#CONNECTED});
  * after it, it may have ({@link SessionState#SUSPENDED}: stop writing, holds are not {@link Hold#isValid() valid}).
@@ -44,7 +48,10 @@ import java.util.function.LongSupplier;
  * over), so within the TTL no hold is lost to a gateway's failure. Retries are safe: every acquire carries one
  * generated request_id for all its attempts, so it never queues twice; releases name their token.
  *
- * <p><b>Closing</b> the client closes the session, which releases every hold and queued request of it at once.
+ * <p><b>Watches.</b> {@link #watch(WatchOptions, java.util.function.Consumer)} streams the {@link LockEvent}s of a lock
+ * or a prefix, resuming by revision on another gateway after a failure, without gaps or repeats; see {@link Watch}.
+ *
+ * <p><b>Closing</b> the client stops its watches and closes the session, which releases every hold and queued request of it at once.
  *
  * <p>Thread-safety: safe for use by any number of threads; one client per process and cell is the usual shape
  * (locks of one client share its session, and are not reentrant).
@@ -63,6 +70,7 @@ public final class WardenClient implements AutoCloseable {
     private final Session session;
     private final LockCalls calls;
     private final AtomicBoolean closed = new AtomicBoolean();
+    private final Set<Watch> watches = ConcurrentHashMap.newKeySet();
 
     private WardenClient(Builder b) {
         this.clientId = b.clientId;
@@ -74,7 +82,9 @@ public final class WardenClient implements AutoCloseable {
         this.events = Executors.newSingleThreadExecutor(daemon("warden-client-" + n + "-events"));
         Duration connectTimeout = b.requestTimeout.compareTo(Duration.ofSeconds(2)) < 0 ? b.requestTimeout : Duration.ofSeconds(2);
         this.gateway = new HttpGateway(b.endpoints, connectTimeout, scheduler, b.ticker);
-        this.transport = new UnaryKeepaliveTransport(gateway);
+        this.transport = b.webSocketKeepalive == Boolean.FALSE
+                ? new UnaryKeepaliveTransport(gateway)
+                : new WebSocketKeepaliveTransport(gateway, new UnaryKeepaliveTransport(gateway), scheduler, b.ticker, connectTimeout);
         try {
             this.session = open(b);
         } catch (RuntimeException e) {
@@ -126,6 +136,48 @@ public final class WardenClient implements AutoCloseable {
                 new HttpFencedLock(this, checked, LockMode.EXCLUSIVE));
     }
 
+    /**
+     * Watches the events of the locks {@code options} names from now on; see {@link Watch} for the guarantees.
+     * Returns once a gateway has opened the stream, so every change after that is seen.
+     * <pre>{@code
+     * try (Watch w = warden.watch(WatchOptions.prefix("payments"), e -> log.info("{} {} token {}", e.type(), e.name(), e.token()))) {
+     *     ...
+     * }
+     * }</pre>
+     *
+     * @param listener called on the watch's own thread, one event at a time, in revision order
+     * @throws WardenClientException when no gateway opened the stream within the request timeout, or one refused it
+     */
+    public Watch watch(WatchOptions options, Consumer<LockEvent> listener) {
+        return startWatch(options, -1, listener);
+    }
+
+    /**
+     * Watches the events after revision {@code sinceRevision} (a {@link LockEvent#revision()} seen before, e.g. by a
+     * watch of an earlier run): the events after it, or, when a gateway no longer has that history, one
+     * {@link LockEvent.Type#RESYNC} with the current state first. {@code 0} asks for the current state first.
+     */
+    public Watch watch(WatchOptions options, long sinceRevision, Consumer<LockEvent> listener) {
+        if (sinceRevision < 0) {
+            throw new IllegalArgumentException("sinceRevision must not be negative, got " + sinceRevision);
+        }
+        return startWatch(options, sinceRevision, listener);
+    }
+
+    private Watch startWatch(WatchOptions options, long since, Consumer<LockEvent> listener) {
+        Objects.requireNonNull(options, "options");
+        Objects.requireNonNull(listener, "listener");
+        if (closed.get()) {
+            throw new IllegalStateException("the Warden client of session " + session.id() + " is closed");
+        }
+        SseWatch[] self = new SseWatch[1];
+        SseWatch w = new SseWatch(gateway, options, since, listener, scheduler, requestTimeout, () -> watches.remove(self[0]));
+        self[0] = w;
+        watches.add(w);
+        w.start();
+        return w;
+    }
+
     /** The session's id (as shown in the gateways' listings). */
     public String sessionId() {
         return session.id();
@@ -170,6 +222,7 @@ public final class WardenClient implements AutoCloseable {
             return;
         }
         try {
+            watches.forEach(Watch::close);
             List<HttpHold> live = session.markClosed();
             if (live != null) {
                 live.forEach(HttpHold::releasedWithSession);
@@ -202,6 +255,10 @@ public final class WardenClient implements AutoCloseable {
             throw new IllegalStateException("the Warden client of session " + session.id() + " is closed");
         }
         return calls;
+    }
+
+    KeepaliveTransport keepaliveTransport() {
+        return transport;
     }
 
     long maxWaitPerCallMs() {
@@ -241,6 +298,7 @@ public final class WardenClient implements AutoCloseable {
         private Duration safetyMargin;
         private Duration maxWaitPerCall;
         private LongSupplier ticker;
+        private Boolean webSocketKeepalive;
 
         private Builder() {
         }
@@ -330,6 +388,17 @@ public final class WardenClient implements AutoCloseable {
         public Builder ticker(LongSupplier nanoTime) {
             requireUnset("ticker", ticker);
             this.ticker = Objects.requireNonNull(nanoTime, "ticker");
+            return this;
+        }
+
+        /**
+         * Whether heartbeats go over the WebSocket keepalive stream (default true: one socket per session, unary
+         * {@code POST .../keepalive} as the fallback when a socket cannot be had), or only as unary calls (false:
+         * e.g. behind a proxy that does not pass WebSockets).
+         */
+        public Builder webSocketKeepalive(boolean enabled) {
+            requireUnset("webSocketKeepalive", webSocketKeepalive);
+            this.webSocketKeepalive = enabled;
             return this;
         }
 

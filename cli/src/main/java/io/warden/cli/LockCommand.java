@@ -1,0 +1,185 @@
+package io.warden.cli;
+
+import io.warden.client.AcquireTimeoutException;
+import io.warden.client.FencedLock;
+import io.warden.client.Hold;
+import io.warden.client.LockOwnershipLostException;
+import io.warden.client.SessionLostException;
+import io.warden.client.SessionState;
+import io.warden.client.WardenClient;
+import io.warden.client.WardenClientException;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+import picocli.CommandLine.ParentCommand;
+
+import java.io.IOException;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * {@code warden lock NAME -- CMD...}: runs a command while holding the lock, like {@code etcdctl lock}. The session
+ * is kept alive in the background; when it is lost — or can no longer be confirmed (SUSPENDED: no keepalive
+ * acknowledged within the TTL, so the cell may already have given the lock to someone else) — the command is
+ * terminated (SIGTERM to it and its descendants, then SIGKILL after {@code --kill-grace}) and warden exits 4.
+ */
+@Command(name = "lock", mixinStandardHelpOptions = true,
+        description = {"Run a command while holding a lock; the command gets the fencing token in WARDEN_TOKEN "
+                + "and the lock name in WARDEN_LOCK. The lock is released when the command exits; if the session is "
+                + "lost (or can no longer be confirmed) while it runs, the command is killed.",
+                "Example: warden lock payments/invoice-42 --wait 30s -- ./charge.sh 42"},
+        exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
+        "  N:   the command's own exit code (128+signal when killed by a signal)",
+        "  2:   usage error",
+        "  3:   not acquired within --wait (the command did not run)",
+        "  4:   lock lost while the command ran; the command was killed",
+        "  5:   no gateway reachable",
+        "127:   the command could not be started"})
+final class LockCommand implements Callable<Integer> {
+    @ParentCommand
+    WardenCli root;
+
+    @Parameters(index = "0", paramLabel = "NAME", description = "Lock name, namespace/path (e.g. payments/invoice-42).")
+    String name;
+
+    @Parameters(index = "1..*", arity = "1..*", paramLabel = "CMD",
+            description = "The command and its arguments, after --.")
+    List<String> command;
+
+    @Option(names = "--wait", paramLabel = "DURATION", converter = DurationConverter.class,
+            description = "How long to wait for the lock (0: try once; default: wait until granted).")
+    Duration wait;
+
+    @Option(names = "--shared", description = "Take the lock SHARED (a read lock) instead of EXCLUSIVE.")
+    boolean shared;
+
+    @Option(names = "--kill-grace", paramLabel = "DURATION", converter = DurationConverter.class, defaultValue = "10s",
+            description = "After the lock is lost: how long the command gets after SIGTERM before SIGKILL (default: ${DEFAULT-VALUE}).")
+    Duration killGrace;
+
+    @Override
+    public Integer call() throws Exception {
+        WardenClient client = root.client();
+        java.util.concurrent.atomic.AtomicReference<Process> child = new java.util.concurrent.atomic.AtomicReference<>();
+        Thread hook = new Thread(() -> {
+            Process p = child.get();
+            if (p != null && p.isAlive()) {
+                p.descendants().forEach(ProcessHandle::destroy);
+                p.destroy();
+            }
+            client.close();
+        }, "warden-lock-shutdown");
+        Runtime.getRuntime().addShutdownHook(hook);
+        try {
+            Hold hold = acquire(client);
+            return run(client, hold, child);
+        } finally {
+            client.close();
+            try {
+                Runtime.getRuntime().removeShutdownHook(hook);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook runs or ran
+            }
+        }
+    }
+
+    private Hold acquire(WardenClient client) {
+        FencedLock lock;
+        try {
+            lock = shared ? client.readWriteLock(name).readLock() : client.lock(name);
+        } catch (IllegalArgumentException e) {
+            throw root.usage(e.getMessage());
+        }
+        try {
+            if (wait != null && wait.isZero()) {
+                Optional<Hold> hold = lock.tryAcquire();
+                return hold.orElseThrow(() -> new CliException(ExitCodes.NOT_ACQUIRED, "lock " + name + " is held"));
+            }
+            return lock.acquire(wait != null ? wait : Duration.ofDays(365));
+        } catch (AcquireTimeoutException e) {
+            throw new CliException(ExitCodes.NOT_ACQUIRED, "lock " + name + " was not granted within " + wait);
+        } catch (SessionLostException e) {
+            throw new CliException(ExitCodes.LOCK_LOST, "the session was lost while waiting for " + name + ": " + e.getMessage());
+        } catch (WardenClientException e) {
+            throw WardenCli.fromClient("could not acquire " + name, e);
+        }
+    }
+
+    private int run(WardenClient client, Hold hold, java.util.concurrent.atomic.AtomicReference<Process> child) throws InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
+        pb.environment().put("WARDEN_TOKEN", Long.toString(hold.token()));
+        pb.environment().put("WARDEN_LOCK", name);
+        pb.environment().put("WARDEN_SESSION", client.sessionId());
+        Process process;
+        try {
+            process = pb.start();
+            child.set(process);
+        } catch (IOException e) {
+            releaseQuietly(hold);
+            throw new CliException(ExitCodes.CANNOT_START, "could not start " + command.get(0) + ": " + e.getMessage());
+        }
+        CompletableFuture<String> lost = new CompletableFuture<>();
+        hold.lost().whenComplete((v, e) -> lost.complete("the session was lost"));
+        client.addListener(state -> {
+            if (state == SessionState.LOST) {
+                lost.complete("the session was lost");
+            } else if (state == SessionState.SUSPENDED) {
+                lost.complete("no keepalive was acknowledged within the TTL: the lock can no longer be confirmed");
+            }
+        });
+        SessionState now = client.state();
+        if (now == SessionState.LOST || now == SessionState.SUSPENDED) {
+            lost.complete("the session is " + now);
+        }
+        lost.thenAccept(why -> {
+            Thread killer = new Thread(() -> kill(process), "warden-lock-kill");
+            killer.setDaemon(true);
+            killer.start();
+        });
+        int code;
+        try {
+            code = process.waitFor();
+        } catch (InterruptedException e) {
+            kill(process);
+            throw e;
+        }
+        if (lost.isDone()) {
+            throw new CliException(ExitCodes.LOCK_LOST, "lock " + name + " lost while the command ran (" + lost.join()
+                    + "); the command was stopped (exit " + code + ")");
+        }
+        try {
+            hold.release();
+        } catch (LockOwnershipLostException e) {
+            throw new CliException(ExitCodes.LOCK_LOST, "lock " + name + " was lost before the command ended (exit "
+                    + code + "): " + e.getMessage());
+        }
+        return code;
+    }
+
+    /** SIGTERM to the command and its descendants; SIGKILL to what is left after the grace period. */
+    private void kill(Process process) {
+        process.descendants().forEach(ProcessHandle::destroy);
+        process.destroy();
+        try {
+            if (!process.waitFor(killGrace.toMillis(), TimeUnit.MILLISECONDS)) {
+                process.descendants().forEach(ProcessHandle::destroyForcibly);
+                process.destroyForcibly();
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    private static void releaseQuietly(Hold hold) {
+        try {
+            hold.release();
+        } catch (RuntimeException ignored) {
+            // closing the client releases it anyway
+        }
+    }
+}

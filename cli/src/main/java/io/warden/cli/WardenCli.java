@@ -1,0 +1,180 @@
+package io.warden.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import io.warden.client.WardenClient;
+import io.warden.client.WardenClientException;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.ScopeType;
+import picocli.CommandLine.Spec;
+
+import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.URI;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * {@code warden}: the command-line client of a Warden cell. Global options are inherited by every subcommand, so
+ * they may be given before or after its name.
+ *
+ * <p>Thread-safety: one instance per command line; not thread-safe.
+ */
+@Command(name = "warden", mixinStandardHelpOptions = true, version = "warden 0.1.0",
+        description = "Fenced distributed locks on ZooKeeper, from the command line.",
+        subcommands = {LockCommand.class, AcquireCommand.class, ReleaseCommand.class, RenewCommand.class,
+                GetCommand.class, LsCommand.class, WatchCommand.class, SessionsCommand.class,
+                CommandLine.HelpCommand.class},
+        exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
+        "  0:   success (for lock: the command's own exit code once it ran)",
+        "  1:   unexpected error",
+        "  2:   usage error: bad option or argument, or one the gateway rejected",
+        "  3:   not acquired: the lock is held, or the wait ran out",
+        "  4:   lock lost while the command ran (session lost or no longer confirmed); the command was killed",
+        "  5:   no gateway reachable, or the cell is unavailable (no ZooKeeper quorum)",
+        "  6:   not found: unknown session or lease, or the lease does not hold that lock",
+        "127:   lock: the command could not be started"},
+        footerHeading = "%nEnvironment:%n",
+        footer = "  WARDEN_ENDPOINTS  default for --endpoints")
+public final class WardenCli {
+    @Spec
+    CommandLine.Model.CommandSpec spec;
+
+    @Option(names = "--endpoints", scope = ScopeType.INHERIT, split = ",", paramLabel = "URL",
+            defaultValue = "${env:WARDEN_ENDPOINTS:-http://localhost:7070}",
+            description = "Gateways of the cell, tried in this order (env WARDEN_ENDPOINTS; default: ${DEFAULT-VALUE}).")
+    List<String> endpoints = new ArrayList<>();
+
+    @Option(names = "--client-id", scope = ScopeType.INHERIT, paramLabel = "ID",
+            description = "Client id shown in listings (default: warden-cli@HOST).")
+    String clientId;
+
+    @Option(names = "--ttl", scope = ScopeType.INHERIT, paramLabel = "DURATION", defaultValue = "10s",
+            converter = DurationConverter.class,
+            description = "Session / lease TTL, e.g. 10s, 500ms, 2m; the cell clamps it to its range (default: ${DEFAULT-VALUE}).")
+    Duration ttl;
+
+    @Option(names = "--timeout", scope = ScopeType.INHERIT, paramLabel = "DURATION", defaultValue = "5s",
+            converter = DurationConverter.class,
+            description = "How long one call to the gateways may take (default: ${DEFAULT-VALUE}).")
+    Duration timeout;
+
+    @Option(names = "--json", scope = ScopeType.INHERIT, description = "Machine output: JSON.")
+    boolean json;
+
+    public static void main(String[] args) {
+        System.exit(commandLine().execute(args));
+    }
+
+    /** The command line with warden's exit codes and error reporting (what {@link #main} runs; tests use it). */
+    public static CommandLine commandLine() {
+        CommandLine cmd = new CommandLine(new WardenCli());
+        cmd.setExecutionExceptionHandler((e, commandLine, parseResult) -> {
+            PrintWriter err = commandLine.getErr();
+            if (e instanceof CliException c) {
+                err.println("warden: " + c.getMessage());
+                err.flush();
+                return c.exitCode();
+            }
+            if (e instanceof CommandLine.ParameterException p) {
+                throw p;
+            }
+            err.println("warden: " + Gateways.describe(e));
+            err.flush();
+            return ExitCodes.ERROR;
+        });
+        return cmd;
+    }
+
+    List<URI> endpointUris() {
+        List<URI> uris = new ArrayList<>();
+        for (String e : endpoints) {
+            if (e.isBlank()) {
+                continue;
+            }
+            URI uri;
+            try {
+                uri = URI.create(e.trim());
+            } catch (IllegalArgumentException x) {
+                throw usage("--endpoints: '" + e + "' is not a URL");
+            }
+            if (!("http".equals(uri.getScheme()) || "https".equals(uri.getScheme())) || uri.getHost() == null) {
+                throw usage("--endpoints: '" + e + "' must be an http(s) URL with a host, e.g. http://gw1:7070");
+            }
+            uris.add(uri);
+        }
+        if (uris.isEmpty()) {
+            throw usage("--endpoints names no gateway");
+        }
+        return uris;
+    }
+
+    CliException usage(String message) {
+        return new CliException(ExitCodes.USAGE, message);
+    }
+
+    String clientId() {
+        if (clientId != null) {
+            if (clientId.isEmpty() || clientId.length() > 128) {
+                throw usage("--client-id must be 1-128 characters");
+            }
+            return clientId;
+        }
+        String host;
+        try {
+            host = InetAddress.getLocalHost().getHostName();
+        } catch (Exception e) {
+            host = "localhost";
+        }
+        String id = "warden-cli@" + host;
+        return id.length() > 128 ? id.substring(0, 128) : id;
+    }
+
+    Gateways gateways() {
+        return new Gateways(endpointUris(), timeout);
+    }
+
+    /** Opens a session with the SDK (kept alive in the background). */
+    WardenClient client() {
+        List<URI> uris = endpointUris();
+        try {
+            return WardenClient.builder().endpoints(uris.stream().map(URI::toString).toArray(String[]::new))
+                    .clientId(clientId()).sessionTtl(ttl).requestTimeout(timeout).build();
+        } catch (IllegalArgumentException | IllegalStateException e) {
+            throw usage(e.getMessage());
+        } catch (WardenClientException e) {
+            throw fromClient("could not open a session", e);
+        }
+    }
+
+    /** An SDK failure as an exit code: no answer is UNREACHABLE, a refused argument USAGE. */
+    static CliException fromClient(String what, WardenClientException e) {
+        int code;
+        if (e.code().isEmpty() || e.status() == 503) {
+            code = e.status() == 0 || e.status() == 503 ? ExitCodes.UNREACHABLE : ExitCodes.ERROR;
+        } else {
+            code = switch (e.status()) {
+                case 400, 413 -> ExitCodes.USAGE;
+                case 404 -> ExitCodes.NOT_FOUND;
+                default -> ExitCodes.ERROR;
+            };
+        }
+        return new CliException(code, what + ": " + e.getMessage(), e);
+    }
+
+    PrintWriter out() {
+        return spec.commandLine().getOut();
+    }
+
+    PrintWriter err() {
+        return spec.commandLine().getErr();
+    }
+
+    /** Prints {@code node} as one line of JSON. */
+    void printJson(JsonNode node) {
+        out().println(node.toString());
+        out().flush();
+    }
+}

@@ -1,0 +1,266 @@
+package io.warden.cli;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warden.client.Hold;
+import io.warden.client.WardenClient;
+import io.warden.service.Gateway;
+import io.warden.service.support.WardenFixture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The CLI in-process ({@link CommandLine#execute}, output captured) against a real gateway on a real ZooKeeper, with
+ * real child processes for {@code warden lock}.
+ */
+@Timeout(value = 60, unit = TimeUnit.SECONDS)
+class WardenCliTest {
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private WardenFixture fx;
+    private Gateway gateway;
+    private String url;
+    private final List<WardenClient> clients = new ArrayList<>();
+    private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
+
+    @TempDir
+    Path tmp;
+
+    /** One run of the CLI: exit code and what it printed. */
+    record Run(int code, String out, String err) {
+        JsonNode json() {
+            try {
+                return JSON.readTree(out);
+            } catch (IOException e) {
+                throw new AssertionError("not JSON: " + out, e);
+            }
+        }
+    }
+
+    @BeforeEach
+    void start() throws Exception {
+        fx = new WardenFixture();
+        gateway = Gateway.start(fx.config().toBuilder().httpHost("127.0.0.1").sessionTtlMin(Duration.ofMillis(500)).build());
+        url = "http://127.0.0.1:" + gateway.httpPort();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        clients.forEach(WardenClient::close);
+        if (gateway != null) {
+            gateway.close();
+        }
+        fx.close();
+    }
+
+    private Run warden(String... args) {
+        CommandLine cmd = WardenCli.commandLine();
+        StringWriter out = new StringWriter();
+        StringWriter err = new StringWriter();
+        cmd.setOut(new PrintWriter(out, true));
+        cmd.setErr(new PrintWriter(err, true));
+        List<String> all = new ArrayList<>(List.of("--endpoints", url, "--client-id", "cli-test"));
+        all.addAll(List.of(args));
+        int code = cmd.execute(all.toArray(String[]::new));
+        return new Run(code, out.toString(), err.toString());
+    }
+
+    private WardenClient client(String id) {
+        WardenClient c = WardenClient.builder().endpoints(url).clientId(id).sessionTtl(Duration.ofSeconds(5)).build();
+        clients.add(c);
+        return c;
+    }
+
+    private JsonNode lock(String name) throws Exception {
+        HttpResponse<String> r = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/locks/" + name)).GET().build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return JSON.readTree(r.body());
+    }
+
+    @Test
+    void lockRunsTheCommandWithTheTokenExitsWithItsCodeAndReleases() throws Exception {
+        Path file = tmp.resolve("token");
+        Run run = warden("lock", "jobs/nightly", "--wait", "5s", "--",
+                "sh", "-c", "echo \"$WARDEN_TOKEN $WARDEN_LOCK\" > '" + file + "'; exit 7");
+
+        assertThat(run.code()).as(run.err()).isEqualTo(7);
+        String[] written = Files.readString(file).trim().split(" ");
+        assertThat(Long.parseLong(written[0])).isPositive();
+        assertThat(written[1]).isEqualTo("jobs/nightly");
+        assertThat(lock("jobs/nightly").path("mode").asText()).isEqualTo("FREE");
+
+        // a second run gets a larger token (fencing), and a successful command exits 0
+        Path second = tmp.resolve("token2");
+        assertThat(warden("lock", "jobs/nightly", "--", "sh", "-c", "echo $WARDEN_TOKEN > '" + second + "'").code()).isZero();
+        assertThat(Long.parseLong(Files.readString(second).trim())).isGreaterThan(Long.parseLong(written[0]));
+    }
+
+    @Test
+    void lockWithWaitZeroOnAHeldLockExits3WithoutRunningTheCommand() throws Exception {
+        try (Hold held = client("holder").lock("jobs/busy").acquire(Duration.ofSeconds(5))) {
+            Path file = tmp.resolve("ran");
+            Run run = warden("lock", "jobs/busy", "--wait", "0", "--", "sh", "-c", "touch '" + file + "'");
+
+            assertThat(run.code()).isEqualTo(3);
+            assertThat(run.err()).contains("jobs/busy");
+            assertThat(file).doesNotExist();
+            assertThat(lock("jobs/busy").path("holders")).hasSize(1);
+            assertThat(lock("jobs/busy").path("waiters")).isEmpty();
+
+            Run timed = warden("lock", "jobs/busy", "--wait", "300ms", "--", "sh", "-c", "touch '" + file + "'");
+            assertThat(timed.code()).isEqualTo(3);
+            assertThat(file).doesNotExist();
+            assertThat(held.isValid()).isTrue();
+        }
+    }
+
+    @Test
+    void lockKillsTheCommandAndExits4WhenTheSessionIsLost() throws Exception {
+        Path pidFile = tmp.resolve("started");
+        CompletableFuture<Run> running = CompletableFuture.supplyAsync(() -> warden("--ttl", "2s", "lock", "jobs/long",
+                "--kill-grace", "2s", "--", "sh", "-c", "echo $WARDEN_SESSION > '" + pidFile + "'; exec sleep 60"));
+        WardenFixture.await("the command runs", () -> Files.exists(pidFile) && readQuietly(pidFile).endsWith("\n"));
+        String session = readQuietly(pidFile).trim();
+
+        // the session is closed behind the CLI's back: its next keepalive learns it is gone
+        HttpResponse<String> closed = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/sessions/" + session))
+                .DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(closed.statusCode()).isEqualTo(200);
+
+        Run run = running.get(20, TimeUnit.SECONDS);
+        assertThat(run.code()).as(run.err()).isEqualTo(4);
+        assertThat(run.err()).contains("lost");
+    }
+
+    @Test
+    void lockReportsACommandThatCannotStart() throws Exception {
+        Run run = warden("lock", "jobs/missing", "--", tmp.resolve("no-such-command").toString());
+        assertThat(run.code()).isEqualTo(127);
+        assertThat(lock("jobs/missing").path("mode").asText()).isEqualTo("FREE");
+    }
+
+    @Test
+    void getAndLsShowTheHolder() throws Exception {
+        WardenClient holder = client("holder-7");
+        try (Hold held = holder.lock("payments/invoice-42").acquire(Duration.ofSeconds(5))) {
+            Run get = warden("get", "payments/invoice-42", "--json");
+            assertThat(get.code()).as(get.err()).isZero();
+            JsonNode view = get.json();
+            assertThat(view.path("mode").asText()).isEqualTo("EXCLUSIVE");
+            assertThat(view.path("holders").get(0).path("client_id").asText()).isEqualTo("holder-7");
+            assertThat(view.path("holders").get(0).path("token").asLong()).isEqualTo(held.token());
+
+            Run human = warden("get", "payments/invoice-42");
+            assertThat(human.out()).contains("EXCLUSIVE", "holder-7", "token " + held.token(), holder.sessionId());
+
+            Run ls = warden("ls", "--namespace", "payments", "--json");
+            assertThat(ls.code()).as(ls.err()).isZero();
+            assertThat(ls.json().path("locks")).anySatisfy(l -> {
+                assertThat(l.path("name").asText()).isEqualTo("payments/invoice-42");
+                assertThat(l.path("holders").asInt()).isEqualTo(1);
+            });
+            assertThat(warden("ls", "--prefix", "payments/inv").out()).contains("payments/invoice-42", "EXCLUSIVE");
+            assertThat(warden("ls", "--namespace", "other", "--json").json().path("locks")).isEmpty();
+
+            Run sessions = warden("sessions", holder.sessionId(), "--json");
+            assertThat(sessions.code()).as(sessions.err()).isZero();
+            assertThat(sessions.json().path("holds").get(0).path("name").asText()).isEqualTo("payments/invoice-42");
+        }
+        assertThat(warden("get", "payments/invoice-42", "--json").json().path("mode").asText()).isEqualTo("FREE");
+        assertThat(warden("sessions", "0123456789abcdef0123456789abcdef").code()).isEqualTo(6);
+        assertThat(warden("get", "Bad Name").code()).isEqualTo(2);
+    }
+
+    @Test
+    void acquireRenewAndReleaseALease() throws Exception {
+        Run acquired = warden("--ttl", "30s", "acquire", "user:42", "--json");
+        assertThat(acquired.code()).as(acquired.err()).isZero();
+        String lease = acquired.json().path("lease_id").asText();
+        long token = acquired.json().path("fencing_token").asLong();
+        assertThat(token).isPositive();
+        assertThat(lock("default/user:42").path("holders").get(0).path("token").asLong()).isEqualTo(token);
+
+        // the lease outlives the CLI process that took it: another acquire is refused
+        Run again = warden("acquire", "user:42");
+        assertThat(again.code()).isEqualTo(3);
+        assertThat(again.err()).contains("cli-test");
+
+        assertThat(warden("renew", "--lease", lease).code()).isZero();
+        assertThat(warden("sessions", lease).out()).contains("default/user:42", "token " + token);
+
+        Run released = warden("release", "--lease", lease, "user:42");
+        assertThat(released.code()).as(released.err()).isZero();
+        assertThat(lock("default/user:42").path("mode").asText()).isEqualTo("FREE");
+        assertThat(warden("release", "--lease", lease, "user:42").code()).isEqualTo(6);
+        assertThat(warden("renew", "--lease", lease).code()).isEqualTo(6);
+
+        Run env = warden("acquire", "user:42", "--env");
+        assertThat(env.out()).contains("WARDEN_LEASE=", "WARDEN_TOKEN=");
+    }
+
+    @Test
+    void watchPrintsEventsAsJsonLines() throws Exception {
+        WardenClient holder = client("watcher-test");
+        Hold held = holder.lock("jobs/watched").acquire(Duration.ofSeconds(5));
+        Run resync = warden("watch", "--name", "jobs/watched", "--since", "0", "--max-events", "1", "--json");
+        assertThat(resync.code()).as(resync.err()).isZero();
+        assertThat(resync.json().path("type").asText()).isEqualTo("RESYNC");
+
+        long revision = warden("get", "jobs/watched", "--json").json().path("revision").asLong();
+        CompletableFuture<Run> watching = CompletableFuture.supplyAsync(() -> warden("watch", "--prefix", "jobs",
+                "--since", Long.toString(revision), "--max-events", "1", "--json"));
+        held.release();
+        Run run = watching.get(20, TimeUnit.SECONDS);
+        assertThat(run.code()).as(run.err()).isZero();
+        JsonNode event = run.json();
+        assertThat(event.path("type").asText()).isEqualTo("RELEASED");
+        assertThat(event.path("name").asText()).isEqualTo("jobs/watched");
+    }
+
+    @Test
+    void usageErrorsAndUnreachableGatewaysHaveTheirExitCodes() {
+        assertThat(warden("lock", "jobs/x").code()).isEqualTo(2);           // no command
+        assertThat(warden("ls", "--bogus").code()).isEqualTo(2);
+        assertThat(warden("watch").code()).isEqualTo(2);                    // --name or --prefix
+        assertThat(warden("lock", "jobs/x", "--wait", "soon", "--", "true").code()).isEqualTo(2);
+
+        CommandLine cmd = WardenCli.commandLine();
+        cmd.setErr(new PrintWriter(new StringWriter(), true));
+        assertThat(cmd.execute("--endpoints", "http://127.0.0.1:1", "get", "jobs/x")).isEqualTo(5);
+        assertThat(cmd.execute("get", "jobs/x", "--endpoints", "http://127.0.0.1:1")).isEqualTo(5);
+
+        Run help = warden("lock", "--help");
+        assertThat(help.code()).isZero();
+        assertThat(help.out()).contains("WARDEN_TOKEN", "Exit codes");
+    }
+
+    private static String readQuietly(Path p) {
+        try {
+            return Files.readString(p);
+        } catch (IOException e) {
+            return "";
+        }
+    }
+}

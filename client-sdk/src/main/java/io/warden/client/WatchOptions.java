@@ -1,0 +1,67 @@
+package io.warden.client;
+
+import java.util.Objects;
+import java.util.regex.Pattern;
+
+/**
+ * What a {@link WardenClient#watch watch} covers: one lock by its full name ({@link #name}), or every lock under a
+ * prefix ({@link #prefix}): a namespace ({@code payments}: every lock of it) or a namespace, {@code /} and the start of
+ * a path ({@code payments/invoice-}: every lock whose name starts with that string).
+ *
+ * <p>Thread-safety: immutable.
+ */
+public final class WatchOptions {
+    private static final Pattern NAMESPACE = Pattern.compile("[a-z][a-z0-9-]{0,62}");
+    private static final Pattern PREFIX_REST = Pattern.compile("[A-Za-z0-9._:/-]*");
+
+    private final String name;
+    private final String prefix;
+
+    private WatchOptions(String name, String prefix) {
+        this.name = name;
+        this.prefix = prefix;
+    }
+
+    /** The events of one lock, {@code namespace/path}. */
+    public static WatchOptions name(String name) {
+        return new WatchOptions(LockNames.check(name), null);
+    }
+
+    /** The events of every lock under {@code prefix}: a namespace, or a namespace, {@code /} and the start of a path. */
+    public static WatchOptions prefix(String prefix) {
+        Objects.requireNonNull(prefix, "prefix");
+        if (prefix.length() > LockNames.MAX_LENGTH) {
+            throw new IllegalArgumentException("prefix is at most " + LockNames.MAX_LENGTH + " characters, got " + prefix.length());
+        }
+        int slash = prefix.indexOf('/');
+        String namespace = slash < 0 ? prefix : prefix.substring(0, slash);
+        if (!NAMESPACE.matcher(namespace).matches()) {
+            throw new IllegalArgumentException("prefix '" + prefix + "': namespace '" + namespace
+                    + "' must match [a-z][a-z0-9-]{0,62}");
+        }
+        if (slash >= 0 && !PREFIX_REST.matcher(prefix.substring(slash + 1)).matches()) {
+            throw new IllegalArgumentException("prefix '" + prefix + "': after the namespace only [A-Za-z0-9._:/-] may follow");
+        }
+        return new WatchOptions(null, prefix);
+    }
+
+    /** The query parameter naming what is watched, URL-safe as validated: {@code name=...} or {@code prefix=...}. */
+    String query() {
+        return name != null ? "name=" + name : "prefix=" + prefix;
+    }
+
+    @Override
+    public boolean equals(Object o) {
+        return o instanceof WatchOptions w && Objects.equals(name, w.name) && Objects.equals(prefix, w.prefix);
+    }
+
+    @Override
+    public int hashCode() {
+        return Objects.hash(name, prefix);
+    }
+
+    @Override
+    public String toString() {
+        return name != null ? "name " + name : "prefix " + prefix;
+    }
+}

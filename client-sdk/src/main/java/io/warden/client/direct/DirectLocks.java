@@ -1,0 +1,271 @@
+package io.warden.client.direct;
+
+import io.warden.client.FencedLock;
+import io.warden.client.FencedReadWriteLock;
+import io.warden.client.Hold;
+import io.warden.client.LockMode;
+import io.warden.client.WardenClientException;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Map;
+import java.util.Objects;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.api.CuratorWatcher;
+import org.apache.curator.framework.imps.CuratorFrameworkState;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
+
+/**
+ * Warden locks taken straight in ZooKeeper, for applications that have a ZooKeeper connection of their own: the same
+ * {@link FencedLock} and {@link Hold} API as {@link io.warden.client.WardenClient}, with no gateway in between.
+ * <pre>{@code
+ * CuratorFramework curator = CuratorFrameworkFactory.newClient("zk1:2181,zk2:2181", new ExponentialBackoffRetry(100, 5));
+ * curator.start();
+ * DirectLocks locks = DirectLocks.of(curator);                     // the cell's chroot, default /warden
+ * try (Hold hold = locks.lock("payments/invoice-42").acquire(Duration.ofSeconds(5))) {
+ *     store.write(record, hold.token());                          // the czxid of this grant's lock node
+ * }
+ * }</pre>
+ *
+ * <h2>Same locks as the gateway's</h2>
+ * A lock {@code ns/path} is Curator's {@code InterProcessReadWriteLock} on {@code {chroot}/locks/ns/path} — the
+ * path, node names ({@code _c_{uuid}-__WRIT__{seq}}, {@code _c_{uuid}-__READ__{seq}}) and queue rules the gateway
+ * uses (contract §4) — so direct holders and holders through any gateway of the cell exclude each other, and the
+ * tokens of one name grow across both. Each acquire is a new Curator lock with its own EPHEMERAL_SEQUENTIAL node
+ * (so, as over HTTP, acquires are not reentrant: a second acquire queues behind the first); the token is that
+ * node's czxid, read right after the grant; release deletes the node as Curator does (a guaranteed delete), from
+ * any thread.
+ *
+ * <h2>Losing a lock</h2>
+ * A direct hold lives as long as the Curator client's ZooKeeper session, not a Warden session: no TTL, no
+ * keepalives, no lock-delay. Curator's rule holds: after {@link ConnectionState#SUSPENDED} you cannot be sure you
+ * hold the lock ({@link Hold#isValid()} is false until {@link ConnectionState#RECONNECTED}); after
+ * {@link ConnectionState#LOST} you do not ({@link Hold#lost()} completes, for good). A hold is also lost when its
+ * node is deleted by someone else (an operator, or a gateway's force release). Connection events reach this class
+ * on Curator's event thread, a little after they happen; the token, checked by the resource, is what makes writes
+ * safe (see {@link Hold} and {@link io.warden.client.fencing.FencedWrite}).
+ *
+ * <p>Needs Curator ({@code curator-recipes}) on the classpath: an optional dependency of the SDK.
+ *
+ * <p>Thread-safety: safe for use by any number of threads. Concurrency: {@code holds} is a concurrent map of the
+ * live holds by node path, written by acquiring and releasing threads and read by Curator's event thread;
+ * {@code state} and {@code losses} are written only by Curator's connection-state thread; {@code closed} goes
+ * false → true once.
+ */
+public final class DirectLocks implements AutoCloseable {
+    /** The chroot of a cell unless configured otherwise (contract §4). */
+    public static final String DEFAULT_CHROOT = "/warden";
+
+    private static final System.Logger log = System.getLogger(DirectLocks.class.getName());
+    private static final byte[] LOCK_DATA = "warden-direct".getBytes(StandardCharsets.UTF_8);
+    private static final AtomicInteger THREADS = new AtomicInteger();
+
+    private final CuratorFramework client;
+    private final String chroot;
+    private final ConnectionStateListener listener = (c, newState) -> stateChanged(newState);
+    private final Map<String, DirectHold> holds = new ConcurrentHashMap<>();
+    /** Runs {@link FencedLock#acquireAsync} waits: Curator's lock blocks its thread. Threads are made on demand. */
+    private final ExecutorService waiters = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "warden-direct-acquire-" + THREADS.incrementAndGet());
+        t.setDaemon(true);
+        return t;
+    });
+    private final AtomicLong losses = new AtomicLong();
+    private final AtomicBoolean closed = new AtomicBoolean();
+    private volatile ConnectionState state;
+
+    private DirectLocks(CuratorFramework client, String chroot) {
+        this.client = client.usingNamespace(DirectNames.namespace(chroot));
+        this.chroot = chroot;
+        this.state = client.getZookeeperClient().isConnected() ? ConnectionState.CONNECTED : ConnectionState.SUSPENDED;
+        client.getConnectionStateListenable().addListener(listener);
+    }
+
+    /** Locks of the cell whose chroot is {@value #DEFAULT_CHROOT}, whatever the namespace of {@code client}. */
+    public static DirectLocks of(CuratorFramework client) {
+        return of(client, DEFAULT_CHROOT);
+    }
+
+    /**
+     * Locks of the cell whose chroot is {@code chroot} (the gateways' {@code chroot} setting, e.g. {@code /warden}),
+     * whatever the namespace of {@code client}: lock {@code ns/path} is at {@code {chroot}/locks/ns/path}.
+     *
+     * @param client a started Curator client; it stays the caller's to close (after this)
+     * @throws IllegalArgumentException when the client is not started or the chroot is not an absolute path
+     */
+    public static DirectLocks of(CuratorFramework client, String chroot) {
+        Objects.requireNonNull(client, "client");
+        if (client.getState() != CuratorFrameworkState.STARTED) {
+            throw new IllegalArgumentException("the Curator client must be started, it is " + client.getState());
+        }
+        return new DirectLocks(client, chroot);
+    }
+
+    /** The cell's chroot these locks live under. */
+    public String chroot() {
+        return chroot;
+    }
+
+    /**
+     * The EXCLUSIVE lock of {@code name} (the write lock of {@link #readWriteLock}).
+     *
+     * @throws IllegalArgumentException when the name is not {@code namespace/path} as the gateway accepts it
+     */
+    public FencedLock lock(String name) {
+        return new DirectFencedLock(this, DirectNames.check(name), LockMode.EXCLUSIVE);
+    }
+
+    /**
+     * The SHARED and EXCLUSIVE locks of {@code name}.
+     *
+     * @throws IllegalArgumentException when the name is not {@code namespace/path} as the gateway accepts it
+     */
+    public FencedReadWriteLock readWriteLock(String name) {
+        String checked = DirectNames.check(name);
+        return new DirectReadWriteLock(checked, new DirectFencedLock(this, checked, LockMode.SHARED),
+                new DirectFencedLock(this, checked, LockMode.EXCLUSIVE));
+    }
+
+    /** Whether the Curator connection is up as far as these locks know (CONNECTED or RECONNECTED, not read-only). */
+    public boolean connected() {
+        ConnectionState s = state;
+        return s == ConnectionState.CONNECTED || s == ConnectionState.RECONNECTED;
+    }
+
+    /**
+     * Stops: releases every hold still held, cancels waiting {@link FencedLock#acquireAsync} calls, and stops
+     * listening to the Curator client (which stays open). Later acquires throw {@link IllegalStateException}.
+     * Safe to call twice.
+     */
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        waiters.shutdownNow();
+        for (DirectHold hold : new ArrayList<>(holds.values())) {
+            try {
+                hold.release();
+            } catch (RuntimeException e) {
+                log.log(System.Logger.Level.DEBUG, "closing: {0} was already lost: {1}", hold, e.getMessage());
+            }
+        }
+        client.getConnectionStateListenable().removeListener(listener);
+    }
+
+    // --- for DirectFencedLock and DirectHold ---
+
+    CuratorFramework client() {
+        return client;
+    }
+
+    byte[] lockData() {
+        return LOCK_DATA.clone();
+    }
+
+    ExecutorService waiters() {
+        return waiters;
+    }
+
+    ConnectionState state() {
+        return state;
+    }
+
+    /** How many times the ZooKeeper session was LOST so far: a grant made across a loss is lost too. */
+    long losses() {
+        return losses.get();
+    }
+
+    void checkOpen() {
+        if (closed.get()) {
+            throw new IllegalStateException("these direct locks (chroot " + chroot + ") were closed");
+        }
+    }
+
+    /**
+     * Turns the node Curator just made ours into a hold: reads its czxid (the token), then watches it for deletion.
+     * {@code lossesBefore} is {@link #losses()} from before the acquire started.
+     */
+    Hold grant(String name, LockMode mode, String path, long lossesBefore) {
+        Stat stat;
+        try {
+            stat = client.checkExists().forPath(path);
+        } catch (Exception e) {
+            WardenClientException failure = new WardenClientException("lock '" + name + "' was granted, but its node "
+                    + path + " could not be read: " + e, e);
+            deleteQuietly(path, failure);
+            throw failure;
+        }
+        if (stat == null) {
+            throw new WardenClientException("lock '" + name + "' was granted, but its node " + path
+                    + " was gone right after: the ZooKeeper session was lost");
+        }
+        DirectHold hold = new DirectHold(this, name, mode, path, stat.getCzxid());
+        holds.put(path, hold);
+        // The watch is set only now that the hold is in `holds`, so its event always finds the hold.
+        try {
+            if (client.checkExists().usingWatcher((CuratorWatcher) event -> nodeEvent(event, path)).forPath(path) == null) {
+                hold.markLost("its lock node " + path + " was deleted right after the grant");
+            }
+        } catch (Exception e) {
+            log.log(System.Logger.Level.WARNING, "could not watch the node {0} of lock ''{1}'' (token {2}): {3}",
+                    path, name, stat.getCzxid(), e.toString());
+        }
+        if (losses.get() != lossesBefore) {
+            hold.markLost("its ZooKeeper session was lost while it was being acquired");
+        }
+        if (closed.get()) {
+            hold.release(); // close() may have missed it; the caller gets an already released hold
+        }
+        return hold;
+    }
+
+    void forget(DirectHold hold) {
+        holds.remove(hold.path(), hold);
+    }
+
+    void deleteQuietly(String path, Throwable original) {
+        try {
+            client.delete().guaranteed().forPath(path);
+        } catch (Exception e) {
+            original.addSuppressed(e);
+        }
+    }
+
+    private void nodeEvent(WatchedEvent event, String path) {
+        // Connection events (type None) reach every watch; they are handled by stateChanged. Only deletion matters:
+        // lock nodes never change their data.
+        if (event.getType() != Watcher.Event.EventType.NodeDeleted) {
+            return;
+        }
+        DirectHold hold = holds.remove(path);
+        if (hold != null) {
+            log.log(System.Logger.Level.WARNING, "{0}: its lock node was deleted by someone else", hold);
+            hold.markLost("its lock node was deleted by someone else");
+        }
+    }
+
+    private void stateChanged(ConnectionState newState) {
+        state = newState;
+        if (newState == ConnectionState.LOST) {
+            losses.incrementAndGet();
+            for (DirectHold hold : new ArrayList<>(holds.values())) {
+                holds.remove(hold.path(), hold);
+                log.log(System.Logger.Level.WARNING, "{0}: the ZooKeeper session was lost", hold);
+                hold.markLost("its ZooKeeper session was lost");
+            }
+        } else if (newState == ConnectionState.SUSPENDED) {
+            log.log(System.Logger.Level.WARNING, "ZooKeeper connection SUSPENDED: {0} direct hold(s) cannot be sure they are held",
+                    holds.size());
+        }
+    }
+}
