@@ -38,6 +38,15 @@ final class Problems {
 
     /** Writes the problem document for {@code failure} as the response of {@code ctx}. */
     void respond(Context ctx, Throwable failure) {
+        try {
+            write(ctx, failure);
+        } catch (RuntimeException e) {
+            // The exchange is already over (a client that left a stream; Jetty recycled the response): nobody to tell.
+            log.debug("could not answer a finished exchange with a problem document: {}", e.toString());
+        }
+    }
+
+    private void write(Context ctx, Throwable failure) {
         ObjectNode doc = document(failure, ctx.method() + " " + ctx.path());
         int status = doc.get("status").asInt();
         ctx.status(status);

@@ -657,8 +657,13 @@ public final class SessionManager {
                     if (rec == null || !orphaned.test(rec.gateway())) {
                         return CompletableFuture.completedFuture(0);
                     }
-                    return takeOver(id, null, 0).thenApply(ttl -> {
-                        log.info("adopted session {} of client {} (tracked by gateway {} before)", id, rec.clientId(), rec.gateway());
+                    // Compare-and-set against the version just read: if the record changed meanwhile (a keepalive
+                    // took the session over elsewhere), it is not an orphan any more and this pass leaves it.
+                    SessionRecord mine = rec.withGateway(gatewayId);
+                    return zk.setData(CellPaths.session(id), Json.write(mine), ds.stat().getVersion()).thenApply(stat -> {
+                        track(id, mine, stat.getVersion());
+                        log.info("adopted session {} of client {} (tracked by gateway {} before) with a fresh TTL of {} ms",
+                                id, rec.clientId(), rec.gateway(), mine.ttlMs());
                         return 1;
                     });
                 }).exceptionally(e -> {
