@@ -6,8 +6,10 @@ import java.util.regex.Pattern;
  * Checks lock names against contract §1 before anything is sent: {@code namespace/path}, the namespace
  * {@code [a-z][a-z0-9-]{0,62}}, then 1–8 segments of {@code [A-Za-z0-9._:-]{1,128}} none starting with {@code _} or
  * {@code .}, at most 512 characters in all. (The gateway checks again; this only fails faster and closer to the bug.)
+ *
+ * <p>Public for the SDK's own packages (direct mode); not part of the supported API. Thread-safe (stateless).
  */
-final class LockNames {
+public final class LockNames {
     static final int MAX_LENGTH = 512;
     private static final Pattern NAMESPACE = Pattern.compile("[a-z][a-z0-9-]{0,62}");
     private static final Pattern SEGMENT = Pattern.compile("[A-Za-z0-9:-][A-Za-z0-9._:-]{0,127}");
@@ -15,7 +17,8 @@ final class LockNames {
     private LockNames() {
     }
 
-    static String check(String name) {
+    /** Returns {@code name}, or throws {@link IllegalArgumentException} saying what is wrong with it. */
+    public static String check(String name) {
         if (name == null) {
             throw new NullPointerException("lock name is null");
         }

@@ -633,7 +633,8 @@ public final class SessionManager {
         }
         return zk.children(CellPaths.GATEWAYS).thenCompose(live -> {
             Set<String> alive = Set.copyOf(live);
-            return adopt(g -> g == null || !alive.contains(g) || gatewayId.equals(g));
+            // Not sessions naming this gateway: those it tracks, or is opening right now (adoptOwn covers a restart).
+            return adopt(g -> g == null || !alive.contains(g));
         });
     }
 
