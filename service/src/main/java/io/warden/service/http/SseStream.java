@@ -25,7 +25,8 @@ import java.util.concurrent.Executor;
  * so a slow or stalled consumer costs a bounded queue, never a thread.
  *
  * <p>Frames: {@code id: <revision>}, {@code event: <type>}, {@code data: <json>} and a blank line per event (the id is
- * what a browser's {@code EventSource} sends back as {@code Last-Event-ID}); comments ({@code : ...}) as heartbeats.
+ * what a browser's {@code EventSource} sends back as {@code Last-Event-ID}; of several events with one revision only
+ * the last carries it); comments ({@code : ...}) as heartbeats.
  *
  * <p>Backpressure: frames wait in a queue of at most {@link #MAX_QUEUED_BYTES} (a single larger frame, such as a big
  * RESYNC, is still taken when the queue is empty). A frame that does not fit means the consumer is too slow: the
@@ -85,8 +86,13 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
     @Override
     public boolean events(List<WatchEvent> events) {
         StringBuilder frames = new StringBuilder(256 * events.size());
-        for (WatchEvent e : events) {
-            frame(frames, e.revision(), e.type().name(), json.write(Replies.WatchEventReply.of(e)));
+        for (int i = 0; i < events.size(); i++) {
+            WatchEvent e = events.get(i);
+            // Several events can share a revision (one transaction). Only the last of them carries the id, so a client
+            // cut off in the middle resumes (Last-Event-ID) from the revision before and gets all of them again: it may
+            // see a few twice (same revision, same event), never miss one.
+            boolean lastOfRevision = i + 1 == events.size() || events.get(i + 1).revision() != e.revision();
+            frame(frames, lastOfRevision ? e.revision() : null, e.type().name(), json.write(Replies.WatchEventReply.of(e)));
         }
         return offer(frames.toString().getBytes(StandardCharsets.UTF_8), false);
     }
@@ -121,9 +127,11 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
         }
     }
 
-    private static void frame(StringBuilder sb, long id, String event, byte[] data) {
-        sb.append("id: ").append(id).append('\n')
-                .append("event: ").append(event).append('\n')
+    private static void frame(StringBuilder sb, Long id, String event, byte[] data) {
+        if (id != null) {
+            sb.append("id: ").append(id).append('\n');
+        }
+        sb.append("event: ").append(event).append('\n')
                 .append("data: ").append(new String(data, StandardCharsets.UTF_8)).append("\n\n");
     }
 
