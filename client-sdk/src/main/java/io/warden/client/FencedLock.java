@@ -42,10 +42,18 @@ public interface FencedLock {
     Hold acquire(Duration wait);
 
     /** Takes the lock if it is free now; empty when it is not. Same exceptions as {@link #acquire} except the timeout. */
-    Optional<Hold> tryAcquire();
+    default Optional<Hold> tryAcquire() {
+        return tryAcquire(Duration.ZERO);
+    }
 
     /** Waits up to {@code wait}; empty when the lock was not granted in time. Same exceptions as {@link #acquire} except the timeout. */
-    Optional<Hold> tryAcquire(Duration wait);
+    default Optional<Hold> tryAcquire(Duration wait) {
+        try {
+            return Optional.of(acquire(wait));
+        } catch (AcquireTimeoutException notGranted) {
+            return Optional.empty();
+        }
+    }
 
     /**
      * Asks for the lock without blocking. The future completes with the hold, or exceptionally with the exceptions of

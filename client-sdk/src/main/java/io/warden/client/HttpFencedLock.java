@@ -2,7 +2,6 @@ package io.warden.client;
 
 import java.time.Duration;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 
@@ -44,20 +43,6 @@ final class HttpFencedLock implements FencedLock {
             throw new WardenClientException("interrupted while waiting for lock '" + name + "'; its request was cancelled", e);
         } catch (ExecutionException e) {
             throw Failures.rethrow(e.getCause());
-        }
-    }
-
-    @Override
-    public Optional<Hold> tryAcquire() {
-        return tryAcquire(Duration.ZERO);
-    }
-
-    @Override
-    public Optional<Hold> tryAcquire(Duration wait) {
-        try {
-            return Optional.of(acquire(wait));
-        } catch (AcquireTimeoutException notGranted) {
-            return Optional.empty();
         }
     }
 

@@ -7,7 +7,6 @@ import io.warden.client.LockMode;
 import io.warden.client.WardenClientException;
 import java.time.Duration;
 import java.util.Objects;
-import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Future;
 import java.util.concurrent.RejectedExecutionException;
@@ -73,20 +72,6 @@ final class DirectFencedLock implements FencedLock {
         // getLockPath() answers for the calling thread: the one that acquired.
         String node = mode == LockMode.EXCLUSIVE ? rw.writeLock().getLockPath() : rw.readLock().getLockPath();
         return locks.grant(name, mode, node, lossesBefore);
-    }
-
-    @Override
-    public Optional<Hold> tryAcquire() {
-        return tryAcquire(Duration.ZERO);
-    }
-
-    @Override
-    public Optional<Hold> tryAcquire(Duration wait) {
-        try {
-            return Optional.of(acquire(wait));
-        } catch (AcquireTimeoutException notGranted) {
-            return Optional.empty();
-        }
     }
 
     /**
