@@ -4,7 +4,8 @@ import java.time.Duration;
 
 /**
  * {@link FencedLock#acquire(Duration)} did not get the lock within its wait. The request was removed from the
- * lock's queue (by the gateway, or by the client's cancel), so the caller holds nothing and waits for nothing.
+ * lock's queue (by the gateway or the client's cancel; in direct mode by Curator), so the caller holds nothing and
+ * waits for nothing.
  *
  * <p>Thread-safety: immutable.
  */

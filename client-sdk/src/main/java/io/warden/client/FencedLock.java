@@ -5,22 +5,30 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * A named lock of a Warden cell, held through its {@link WardenClient}'s session. It is a handle, not state: it
- * holds nothing itself, every acquire gives a new {@link Hold}, and two {@code FencedLock}s of the same name and
- * client are the same lock (not reentrant: a second acquire through the same session queues behind the first).
+ * A named lock of a Warden cell: through a {@link WardenClient} (its session, over the gateways' HTTP API) or
+ * straight in ZooKeeper through {@link io.warden.client.direct.DirectLocks}; the two exclude each other on the same
+ * name. It is a handle, not state: it holds nothing itself, every acquire gives a new {@link Hold}, and two
+ * {@code FencedLock}s of the same name and client are the same lock (not reentrant: a second acquire through the same
+ * client queues behind the first).
  * <pre>{@code
  * FencedLock lock = warden.lock("payments/invoice-42");
  * try (Hold hold = lock.acquire(Duration.ofSeconds(5))) {
  *     store.write(record, hold.token());
  * }
  * }</pre>
- * Read {@link Hold} for what a grant and its fencing token promise — and why a lock is not a mutex.
  *
- * <p>Every acquire carries one generated {@code request_id} for all its retries and failovers, so a retried call
- * never queues twice. Waits longer than the service's limit per call (5 minutes) are repeated with the same
- * {@code request_id}, keeping the place in the queue.
+ * <h2>The fencing token</h2>
+ * Every grant comes with a token ({@link Hold#token()}) that grows with every grant of the name: a later grant always
+ * has a larger token, through any gateway or in direct mode, across failovers. A token is not proof that the lock is
+ * still held: a GC pause, a stopped VM or an expired session can pass between any check and the write, and the lock
+ * may have gone to another holder meanwhile. Only the resource can tell, by refusing a token lower than the last one
+ * it accepted (see {@link Hold} and {@link io.warden.client.fencing.FencedWrite}).
  *
- * <p>Thread-safety: safe for use by any number of threads.
+ * <p>Over HTTP, every acquire carries one generated {@code request_id} for all its retries and failovers, so a
+ * retried call never queues twice; waits longer than the service's limit per call (5 minutes) are repeated with the
+ * same {@code request_id}, keeping the place in the queue.
+ *
+ * <p>Thread-safety: safe for use by any number of threads; each acquire is independent of the others.
  */
 public interface FencedLock {
     /** The lock name, {@code namespace/path}. */
@@ -34,10 +42,13 @@ public interface FencedLock {
      * the lock's queue, the interrupt flag is set again, and a {@link WardenClientException} is thrown.
      *
      * @param wait how long to wait; zero tries once
-     * @throws AcquireTimeoutException when the lock was not granted in time (nothing is left queued)
-     * @throws SessionLostException    when the client's session is gone
-     * @throws WardenClientException   when no gateway could be reached, the gateway refused the request (see
-     *                                 {@link WardenClientException#code()}), or the wait was interrupted
+     * @throws AcquireTimeoutException  when the lock was not granted in time (nothing is left queued)
+     * @throws SessionLostException     when the client's session is gone (HTTP only: direct locks have no session)
+     * @throws WardenClientException    when no gateway could be reached, the gateway refused the request (see
+     *                                  {@link WardenClientException#code()}), ZooKeeper failed (direct mode, no code),
+     *                                  or the wait was interrupted
+     * @throws IllegalStateException    when the client ({@link WardenClient} or {@code DirectLocks}) was closed
+     * @throws IllegalArgumentException when {@code wait} is negative
      */
     Hold acquire(Duration wait);
 
@@ -56,9 +67,10 @@ public interface FencedLock {
     }
 
     /**
-     * Asks for the lock without blocking. The future completes with the hold, or exceptionally with the exceptions of
-     * {@link #acquire}. {@code cancel} on it (before it completes) removes the request from the lock's queue; if the
-     * grant raced the cancel, the grant is released.
+     * Asks for the lock without blocking the caller. The future completes with the hold, or exceptionally with the
+     * exceptions of {@link #acquire}. {@code cancel} on it (before it completes) removes the request from the lock's
+     * queue; if the grant raced the cancel, the grant is released. Over HTTP a waiting call holds no thread; in direct
+     * mode it holds one thread of the {@code DirectLocks} (Curator's lock blocks its thread) until it ends.
      */
     CompletableFuture<Hold> acquireAsync(Duration wait);
 }

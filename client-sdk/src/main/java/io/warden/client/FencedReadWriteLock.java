@@ -9,6 +9,7 @@ package io.warden.client;
  * <p>Thread-safety: immutable; its locks are safe for use by any number of threads.
  */
 public interface FencedReadWriteLock {
+    /** The lock name, {@code namespace/path}, of both locks. */
     String name();
 
     /** SHARED holds of the name. */

@@ -21,7 +21,7 @@ import java.util.Objects;
  */
 public record LockEvent(long revision, Type type, String name, String sessionId, LockMode mode, Long token,
                         List<LockState> locks) {
-    /** What happened. */
+    /** What happened. An enum: immutable. */
     public enum Type {
         /** A request was queued (followed at once by GRANTED at the same revision when it holds straight away). */
         QUEUED,

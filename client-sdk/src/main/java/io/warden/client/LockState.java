@@ -15,11 +15,14 @@ public record LockState(String name, String mode, List<Holder> holders, List<Wai
         waiters = waiters == null ? List.of() : List.copyOf(waiters);
     }
 
-    /** A current holder; {@code sessionId} and {@code clientId} are null for a holder that is not a Warden session. */
+    /**
+     * A current holder; {@code sessionId} and {@code clientId} are null for a holder that is not a Warden session.
+     * Immutable.
+     */
     public record Holder(String sessionId, String clientId, LockMode mode, long token) {
     }
 
-    /** A queued request, {@code position} 1 being next. */
+    /** A queued request, {@code position} 1 being next. Immutable. */
     public record Waiter(String sessionId, String clientId, LockMode mode, String requestId, int position) {
     }
 }

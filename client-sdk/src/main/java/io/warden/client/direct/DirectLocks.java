@@ -54,6 +54,15 @@ import org.apache.zookeeper.data.Stat;
  * on Curator's event thread, a little after they happen; the token, checked by the resource, is what makes writes
  * safe (see {@link Hold} and {@link io.warden.client.fencing.FencedWrite}).
  *
+ * <h2>Differences from the HTTP client's locks</h2>
+ * {@link FencedLock#acquire} throws no {@link io.warden.client.SessionLostException} (there is no Warden session);
+ * ZooKeeper failures that Curator's retry policy gives up on are thrown as {@link WardenClientException} without a
+ * code. A waiting {@link FencedLock#acquireAsync} call holds a thread of these locks until it ends (Curator's lock
+ * blocks its thread); cancelling it interrupts that thread, and Curator deletes the queued node. Interrupting a
+ * blocked {@link FencedLock#acquire} likewise deletes the node, with Curator's guaranteed delete: when the delete
+ * cannot be confirmed at once, Curator finishes it in the background, and the node may go a moment after the call
+ * returned.
+ *
  * <p>Needs Curator ({@code curator-recipes}) on the classpath: an optional dependency of the SDK.
  *
  * <p>Thread-safety: safe for use by any number of threads. Concurrency: {@code holds} is a concurrent map of the

@@ -34,7 +34,10 @@ public final class FencedWrite {
     private FencedWrite() {
     }
 
-    /** One conditional write of the resource: given the token, writes only if the token is newer than the stored one. */
+    /**
+     * One conditional write of the resource: given the token, writes only if the token is newer than the stored one.
+     * Called once, on the thread that called {@link FencedWrite#apply}; it needs no thread-safety of its own.
+     */
     @FunctionalInterface
     public interface Write<E extends Exception> {
         /**

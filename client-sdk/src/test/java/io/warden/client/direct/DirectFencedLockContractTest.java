@@ -1,0 +1,66 @@
+package io.warden.client.direct;
+
+import io.warden.client.FencedLock;
+import io.warden.client.FencedLockContract;
+import io.warden.client.FencedReadWriteLock;
+import io.warden.service.support.WardenFixture;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.apache.curator.framework.CuratorFramework;
+import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.retry.RetryNTimes;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+
+/** {@link FencedLockContract} for {@link DirectLocks}: every lock through its own Curator client, on a TestingServer. */
+class DirectFencedLockContractTest extends FencedLockContract {
+    private final List<DirectLocks> locks = new ArrayList<>();
+    private final List<CuratorFramework> curators = new ArrayList<>();
+    private WardenFixture fx;
+
+    @BeforeEach
+    void startZooKeeper() throws Exception {
+        fx = new WardenFixture();
+    }
+
+    @AfterEach
+    void stopZooKeeper() throws Exception {
+        locks.forEach(DirectLocks::close);
+        curators.forEach(CuratorFramework::close);
+        fx.close();
+    }
+
+    private DirectLocks newClient() {
+        CuratorFramework c = CuratorFrameworkFactory.builder().connectString(fx.server.getConnectString())
+                .sessionTimeoutMs(10_000).connectionTimeoutMs(3000).retryPolicy(new RetryNTimes(50, 100)).build();
+        curators.add(c);
+        c.start();
+        try {
+            if (!c.blockUntilConnected(10, TimeUnit.SECONDS)) {
+                throw new AssertionError("could not connect to the test ZooKeeper");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new AssertionError(e);
+        }
+        DirectLocks l = DirectLocks.of(c);
+        locks.add(l);
+        return l;
+    }
+
+    @Override
+    protected FencedLock makeLock(String name) {
+        return newClient().lock(name);
+    }
+
+    @Override
+    protected FencedReadWriteLock makeReadWriteLock(String name) {
+        return newClient().readWriteLock(name);
+    }
+
+    @Override
+    protected int queueLength(String name) {
+        return fx.queueSize(name);
+    }
+}
