@@ -40,8 +40,17 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * been applied, the mirror is exact as of the last zxid applied: the hub is {@link WatchHub#ready ready}. Between the
  * read and the barrier, changes update the mirror silently.
  *
+ * <p>Disconnections: publishing stops at the disconnection itself, not at the rebuild. After a short disconnection
+ * the ZooKeeper client sets the persistent watches again by itself but does not replay the notifications of the gap,
+ * so notifications that arrive after the reconnection and before the rebuild's read would make events from a mirror
+ * that lacks the gap's changes, with revisions past them: a client resuming from one of those would miss the gap
+ * silently. So the {@code Disconnected} (or {@code Expired}) event, which ZooKeeper delivers to these watches in order
+ * with the notifications, becomes a step of the chain that unsettles the mirror; everything after it is applied
+ * silently until the rebuild settles it again, and then every watch gets a RESYNC.
+ *
  * <p>Concurrency: every field below {@code stopped} is confined to the hub's thread ({@code hub}); ZooKeeper's and
- * Curator's threads only hand work to it.
+ * Curator's threads only hand work to it. Order: ZooKeeper's event thread hands notifications and connection events
+ * over in the order it got them, and the hub's executor keeps it.
  */
 final class LockFeed {
     private static final Logger log = LoggerFactory.getLogger(LockFeed.class);
@@ -72,6 +81,8 @@ final class LockFeed {
     private int generation;
     /** Whether the mirror is exact as of {@link #lastZxid} and events are published. */
     private boolean settled;
+    /** Counts disconnections; a barrier written before the latest one settles nothing. */
+    private int epoch;
     /** The zxid of the barrier write that will settle the mirror, or -1. */
     private long barrier = -1;
     /** The highest zxid of any notification applied. */
@@ -167,9 +178,10 @@ final class LockFeed {
         settled = false;
         barrier = -1;
         target.rebuilding();
+        int ep = epoch;
         zk.setData(CellPaths.LOCKS, Json.write(Map.of("watch_barrier", gatewayId)), -1).whenComplete((stat, e) -> onHub(() -> {
-            if (gen != generation || stopped.get()) {
-                return;
+            if (gen != generation || ep != epoch || stopped.get()) {
+                return; // a newer rebuild, or a disconnection since: the rebuild after it settles the mirror
             }
             if (e != null) {
                 retryLater(gen, e);
@@ -204,11 +216,37 @@ final class LockFeed {
 
     // ------------------------------------------------------------------ notifications
 
-    /** On ZooKeeper's event thread: hand the notification to the hub's thread, keeping the order. */
+    /** On ZooKeeper's event thread: hand the notification (or disconnection) to the hub's thread, keeping the order. */
     private void notified(WatchedEvent event) {
-        if (event.getType() != Watcher.Event.EventType.None && event.getPath() != null) {
+        if (event.getType() == Watcher.Event.EventType.None) {
+            Watcher.Event.KeeperState state = event.getState();
+            if (state == Watcher.Event.KeeperState.Disconnected || state == Watcher.Event.KeeperState.Expired) {
+                onHub(this::chainDisconnection);
+            }
+        } else if (event.getPath() != null) {
             onHub(() -> chain(event));
         }
+    }
+
+    /**
+     * On the hub's thread: a step after every notification that came before the disconnection, and before every one
+     * that comes after it. From there on the mirror may miss changes (their notifications are not replayed): stop
+     * publishing until the rebuild that the reconnection starts settles it again ({@code RECONNECTED}; that rebuild's
+     * read is chained after this step).
+     */
+    private void chainDisconnection() {
+        if (stopped.get()) {
+            return;
+        }
+        tail = tail.thenRunAsync(() -> {
+            epoch++;
+            barrier = -1;
+            if (settled) {
+                settled = false;
+                target.rebuilding();
+                log.info("watch mirror of /locks: disconnected from ZooKeeper at revision {}; events wait for the rebuild", lastZxid);
+            }
+        }, hub);
     }
 
     /** On the hub's thread: chain the notification's step; a created queue node's data is read now, applied in order. */
