@@ -61,6 +61,16 @@ final class Problems {
         ctx.result(json.write(doc));
     }
 
+    /** Whether the cause chain says the connection broke under the exchange (Jetty's EofException, a closed channel). */
+    static boolean connectionGone(Throwable failure) {
+        for (Throwable c = failure; c != null; c = c.getCause() == c ? null : c.getCause()) {
+            if (c instanceof org.eclipse.jetty.io.EofException || c instanceof java.nio.channels.ClosedChannelException) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** The problem document for a failure; {@code request} only names the call in the error log of a 500. */
     ObjectNode document(Throwable failure, String request) {
         Throwable t = unwrap(failure);
@@ -96,6 +106,12 @@ final class Problems {
             };
             log.debug("{} failed: {} {}", request, status, detail);
             return base(status, code, detail);
+        }
+        if (connectionGone(failure)) {
+            // The client left mid-exchange (say, a WebSocket upgrade cut before the 101): nobody reads the answer, and
+            // it is no fault of the gateway's.
+            log.debug("{} ended: the client's connection is gone ({})", request, t.toString());
+            return base(499, "CLIENT_GONE", "the client closed the connection");
         }
         String correlationId = UUID.randomUUID().toString();
         log.error("{} failed unexpectedly [correlation id {}]", request, correlationId, t);
