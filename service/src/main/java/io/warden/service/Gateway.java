@@ -3,7 +3,10 @@ package io.warden.service;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.warden.service.api.Warden;
+import io.warden.console.ConsoleSettings;
+import io.warden.console.WardenConsole;
 import io.warden.service.config.WardenConfig;
+import io.warden.service.console.ConsoleBridge;
 import io.warden.service.http.HttpApi;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
@@ -60,6 +63,7 @@ public final class Gateway implements AutoCloseable {
     private final LockLister lister;
     private final WardenMetrics metrics;
     private final WatchHub watches;
+    private final ConsoleBridge console;
     private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile boolean draining;
     private volatile Clock.Cancellable adoptionTimer;
@@ -90,7 +94,14 @@ public final class Gateway implements AutoCloseable {
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
         this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY);
-        this.http = new HttpApi(warden, watches, config, registry);
+        this.console = new ConsoleBridge(zk, warden, lister, sessions, clock, java.time.Clock.systemUTC(), gatewayId,
+                config.zkConnect(), leader::hasLeadership);
+        WardenConsole pages = new WardenConsole(console, new ConsoleSettings(config.consoleAdminToken(),
+                ConsoleSettings.DEFAULT_POLL, ConsoleSettings.DEFAULT_LOGIN_TTL), java.time.Clock.systemUTC());
+        this.http = new HttpApi(warden, watches, config, registry, cfg -> {
+            pages.mount(cfg);
+            console.mountPeerRoute(cfg);
+        });
     }
 
     /** Connects to {@code config.zkConnect()} (must be set), registers the gateway and serves HTTP on {@code config.httpPort()} (0 = any free port). */
@@ -126,7 +137,7 @@ public final class Gateway implements AutoCloseable {
                 throw new IllegalStateException("cannot reach ZooKeeper at " + config.zkConnect() + " within " + waitMs + " ms");
             }
             for (String path : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY,
-                    CellPaths.EXPIRED}) {
+                    CellPaths.EXPIRED, CellPaths.AUDIT}) {
                 try {
                     client.create().creatingParentsIfNeeded().forPath(path);
                 } catch (KeeperException.NodeExistsException ignored) {
@@ -154,6 +165,7 @@ public final class Gateway implements AutoCloseable {
                 }
             });
             watches.start();
+            console.start(watches);
             if (!watches.awaitReady(Duration.ofMillis(waitMs))) {
                 log.warn("gateway {}: the watch mirror of /locks is not ready after {} ms; watches wait for it", gatewayId, waitMs);
             }
@@ -175,7 +187,29 @@ public final class Gateway implements AutoCloseable {
                     + "Known limits", config.zkSessionTimeout().toMillis() * 2 / 3);
         }
         http.start(config.httpHost(), config.httpPort());
+        advertise();
         log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {})", gatewayId, http.port(), config.zkConnect(), config.chroot());
+    }
+
+    /** Puts this gateway's URL in its /gateways node, now that the port is bound: consoles of other gateways ask it. */
+    private void advertise() {
+        String host = config.advertiseHost();
+        if (host == null) {
+            host = config.httpHost();
+            if (host.equals("0.0.0.0") || host.equals("::") || host.equals("[::]")) {
+                try {
+                    host = java.net.InetAddress.getLocalHost().getHostName();
+                } catch (java.net.UnknownHostException e) {
+                    host = "127.0.0.1";
+                }
+            }
+        }
+        String url = "http://" + (host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host) + ":" + http.port();
+        try {
+            registration.setData(Json.write(Map.of("gateway_id", gatewayId, "http_port", http.port(), "url", url)));
+        } catch (Exception e) {
+            log.warn("gateway {} could not publish its URL {} in /gateways: {}", gatewayId, url, e.toString());
+        }
     }
 
     /** Re-arms a children watch on /gateways: when a gateway vanishes the leader adopts its sessions at once. */
@@ -282,6 +316,11 @@ public final class Gateway implements AutoCloseable {
         return watches;
     }
 
+    /** What the console reads and does through (tests). */
+    public ConsoleBridge consoleBackend() {
+        return console;
+    }
+
     public WardenMetrics metrics() {
         return metrics;
     }
@@ -327,6 +366,7 @@ public final class Gateway implements AutoCloseable {
             }
         }
         sessions.stop();
+        console.close();
         watches.close();
         quietly(http::stop);
         quietly(leader::close);

@@ -297,7 +297,9 @@ public final class ConfigLoader {
             }
             return setting.kind().parse(text);
         } catch (IllegalArgumentException e) {
-            throw new ConfigException(setting.key(), "invalid " + setting.key() + " " + show(raw.value())
+            String shown = setting.kind() == Setting.Kind.SECRET ? "(value hidden, " + raw.value().strip().length()
+                    + " characters)" : show(raw.value());
+            throw new ConfigException(setting.key(), "invalid " + setting.key() + " " + shown
                     + " (from " + raw.source() + "): expected " + setting.kind().allowed());
         }
     }

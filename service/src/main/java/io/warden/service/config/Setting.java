@@ -63,7 +63,15 @@ enum Setting {
             WardenConfig::maxBodyBytes, (b, v) -> b.maxBodyBytes((Integer) v)),
     GATEWAY_ID("gateway-id", Kind.GATEWAY_ID,
             "this gateway's id in /gateways; unset = a random one per start",
-            WardenConfig::gatewayId, (b, v) -> b.gatewayId((String) v));
+            WardenConfig::gatewayId, (b, v) -> b.gatewayId((String) v)),
+    ADVERTISE_HOST("advertise-host", Kind.HOST,
+            "the host name or address other gateways reach this one at (the console asks the tracking gateway for a "
+                    + "session's TTL left); unset = http-host, or this machine's name when http-host is 0.0.0.0 or ::",
+            WardenConfig::advertiseHost, (b, v) -> b.advertiseHost((String) v)),
+    CONSOLE_ADMIN_TOKEN("console-admin-token", Kind.SECRET,
+            "the console's admin credential (force-release, expire session); unset = the console is read-only. "
+                    + "Give every gateway of a cell the same one; prefer the environment variable or the config file",
+            WardenConfig::consoleAdminToken, (b, v) -> b.consoleAdminToken((String) v));
 
     /** Longest duration setting, one day: longer than any sensible timeout, far from overflowing anything. */
     static final long MAX_DURATION_MS = 86_400_000L;
@@ -124,7 +132,9 @@ enum Setting {
     String defaultText() {
         Object value = get(WardenConfig.defaults());
         if (value == null) {
-            return this == ZK ? "(unset: embedded ZooKeeper)" : "(unset: generated)";
+            return this == ZK ? "(unset: embedded ZooKeeper)" : this == CONSOLE_ADMIN_TOKEN ? "(unset: console read-only)"
+                    : this == ADVERTISE_HOST ? "(unset: derived)"
+                    : "(unset: generated)";
         }
         return kind.render(value);
     }
@@ -220,11 +230,25 @@ enum Setting {
                 require(GATEWAY_ID_PATTERN.matcher(text).matches());
                 return text;
             }
+        },
+        /** A credential: never shown, neither in messages nor in the settings' listing. */
+        SECRET("TOKEN", "16-256 printable ASCII characters without spaces") {
+            @Override
+            Object parse(String text) {
+                require(SECRET_PATTERN.matcher(text).matches());
+                return text;
+            }
+
+            @Override
+            String render(Object value) {
+                return value == null ? "(unset)" : "(set, hidden)";
+            }
         };
 
         private static final Pattern HOST_PATTERN = Pattern.compile("[A-Za-z0-9._:%\\[\\]-]+");
         private static final Pattern CHROOT_PATTERN = Pattern.compile("(/[A-Za-z0-9._:-]+)+");
         private static final Pattern NAMESPACE_PATTERN = Pattern.compile("[a-z][a-z0-9-]{0,62}");
+        private static final Pattern SECRET_PATTERN = Pattern.compile("[!-~]{16,256}");
         private static final Pattern GATEWAY_ID_PATTERN = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
         private static final Pattern NUMBER_PATTERN = Pattern.compile("-?[0-9]{1,18}");
         private static final Pattern HOST_NAME = Pattern.compile("[A-Za-z0-9._-]+");

@@ -29,6 +29,8 @@ import java.time.Duration;
  * @param drainTimeout          how long SIGTERM waits for held calls before stopping
  * @param maxBodyBytes          largest accepted HTTP request body
  * @param gatewayId             this gateway's id, or null to generate one
+ * @param advertiseHost         the host other gateways reach this one at, or null to derive it
+ * @param consoleAdminToken     the console's admin credential, or null for a read-only console
  */
 public record WardenConfig(
         String httpHost,
@@ -48,7 +50,22 @@ public record WardenConfig(
         String leaseNamespace,
         Duration drainTimeout,
         int maxBodyBytes,
-        String gatewayId) {
+        String gatewayId,
+        String advertiseHost,
+        String consoleAdminToken) {
+
+    /** As a record prints itself, but never with the admin token. */
+    @Override
+    public String toString() {
+        return "WardenConfig[httpHost=" + httpHost + ", httpPort=" + httpPort + ", zkConnect=" + zkConnect + ", chroot="
+                + chroot + ", dataDir=" + dataDir + ", embeddedZkPort=" + embeddedZkPort + ", zkSessionTimeout="
+                + zkSessionTimeout + ", zkConnectionTimeout=" + zkConnectionTimeout + ", sessionTtlMin=" + sessionTtlMin
+                + ", sessionTtlMax=" + sessionTtlMax + ", sessionTtlDefault=" + sessionTtlDefault
+                + ", maxRequestsPerSession=" + maxRequestsPerSession + ", maxWaitersPerLock=" + maxWaitersPerLock
+                + ", maxSessionsPerGateway=" + maxSessionsPerGateway + ", leaseNamespace=" + leaseNamespace
+                + ", drainTimeout=" + drainTimeout + ", maxBodyBytes=" + maxBodyBytes + ", gatewayId=" + gatewayId
+                + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)") + "]";
+    }
 
     public static WardenConfig defaults() {
         return new WardenConfig(
@@ -69,6 +86,8 @@ public record WardenConfig(
                 "default",
                 Duration.ofSeconds(10),
                 64 * 1024,
+                null,
+                null,
                 null);
     }
 
@@ -118,6 +137,8 @@ public record WardenConfig(
         private int maxRequestsPerSession;
         private int maxWaitersPerLock;
         private int maxSessionsPerGateway;
+        private String advertiseHost;
+        private String consoleAdminToken;
         private String leaseNamespace;
         private Duration drainTimeout;
         private int maxBodyBytes;
@@ -142,6 +163,8 @@ public record WardenConfig(
             drainTimeout = c.drainTimeout;
             maxBodyBytes = c.maxBodyBytes;
             gatewayId = c.gatewayId;
+            advertiseHost = c.advertiseHost;
+            consoleAdminToken = c.consoleAdminToken;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -162,11 +185,14 @@ public record WardenConfig(
         public Builder drainTimeout(Duration v) { drainTimeout = v; return this; }
         public Builder maxBodyBytes(int v) { maxBodyBytes = v; return this; }
         public Builder gatewayId(String v) { gatewayId = v; return this; }
+        public Builder advertiseHost(String v) { advertiseHost = v; return this; }
+        public Builder consoleAdminToken(String v) { consoleAdminToken = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
-                    maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId);
+                    maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
+                    advertiseHost, consoleAdminToken);
         }
     }
 }

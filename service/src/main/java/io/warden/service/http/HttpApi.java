@@ -58,6 +58,7 @@ public final class HttpApi {
     static final long WS_MAX_MESSAGE_BYTES = 1024;
 
     private final Warden warden;
+    private final java.util.function.Consumer<JavalinConfig> extraRoutes;
     private final WatchSource watches;
     private final WardenConfig config;
     private final PrometheusMeterRegistry registry;
@@ -79,6 +80,16 @@ public final class HttpApi {
     }
 
     public HttpApi(Warden warden, WatchSource watches, WardenConfig config, PrometheusMeterRegistry registry) {
+        this(warden, watches, config, registry, cfg -> { });
+    }
+
+    /**
+     * With {@code extraRoutes}: called inside Javalin's configuration after the API's routes, to mount more (the
+     * console at {@code /console}); those routes answer their own errors and are not refused while draining.
+     */
+    public HttpApi(Warden warden, WatchSource watches, WardenConfig config, PrometheusMeterRegistry registry,
+                   java.util.function.Consumer<JavalinConfig> extraRoutes) {
+        this.extraRoutes = Objects.requireNonNull(extraRoutes, "extraRoutes");
         this.warden = Objects.requireNonNull(warden, "warden");
         this.watches = Objects.requireNonNull(watches, "watches");
         this.config = Objects.requireNonNull(config, "config");
@@ -214,6 +225,7 @@ public final class HttpApi {
         route(cfg, HandlerType.GET, "/health/ready", ctx -> ready(ctx, exchange));
         route(cfg, HandlerType.GET, "/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
                 .result(registry.scrape()));
+        extraRoutes.accept(cfg);
     }
 
     /** Registers {@code handler} behind the drain check and the one exception-to-problem mapping. */
@@ -245,7 +257,8 @@ public final class HttpApi {
 
     /** Per request: one timer sample tagged by route template (never the raw path), method and status; a debug line. */
     private void record(Context ctx, Float executionMs) {
-        String route = Objects.requireNonNullElse(ctx.attribute(ROUTE), UNMATCHED);
+        String route = Objects.requireNonNullElse(ctx.attribute(ROUTE),
+                ctx.path().equals("/console") || ctx.path().startsWith("/console/") ? "/console" : UNMATCHED);
         String method = ctx.method().name();
         String status = Integer.toString(ctx.statusCode());
         long nanos = executionMs == null ? 0 : (long) (executionMs * 1_000_000.0);

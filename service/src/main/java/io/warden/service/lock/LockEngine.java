@@ -213,7 +213,8 @@ public final class LockEngine {
                 remember(req.sessionId(), lockPath, token, node);
                 countRequest(req.sessionId(), 1);
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
-                        new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode())));
+                        new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode()),
+                        results.get(1).getResultStat().getMtime()));
                 return CompletableFuture.completedFuture(new Waiting(req, lockPath, uuid, node, token, start));
             }
             Throwable cause = Zk.unwrap(err);

@@ -3,6 +3,7 @@ package io.warden.service.lock;
 import io.warden.service.api.LockName;
 import io.warden.service.api.LockPage;
 import io.warden.service.api.LockSummary;
+import io.warden.service.api.Mode;
 import io.warden.service.api.NamespaceStats;
 import io.warden.service.api.WardenException;
 import io.warden.service.zk.CellPaths;
@@ -13,6 +14,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -31,7 +33,100 @@ public final class LockLister {
         this.engine = engine;
     }
 
-    private record Found(String name, LockQueue queue) {
+    private record Found(String name, LockQueue queue, long pzxid) {
+    }
+
+    /**
+     * A lock's queue in order, with what each node says (for the console).
+     *
+     * @param pzxid the zxid of the last change of the queue
+     */
+    public record ScannedLock(String name, long pzxid, List<ScannedNode> nodes) {
+        public ScannedLock {
+            nodes = List.copyOf(nodes);
+        }
+    }
+
+    /**
+     * One queue node: {@code sessionId}, {@code requestId} are null (and {@code clientId} is "curator") for a direct-mode
+     * client's node; {@code ctimeMs} is when it was created (ZooKeeper's ctime).
+     */
+    public record ScannedNode(String node, String sessionId, String clientId, String requestId, Mode mode, long token,
+                              boolean holds, long ctimeMs) {
+    }
+
+    /** Every live lock with its whole queue, sorted by name; a recent view (read after a sync), not a snapshot. */
+    public CompletableFuture<List<ScannedLock>> scan() {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.sync(CellPaths.LOCKS).thenCompose(v -> namespaces(null)).thenCompose(spaces -> {
+            ConcurrentLinkedQueue<Found> found = new ConcurrentLinkedQueue<>();
+            List<CompletableFuture<Void>> walks = new ArrayList<>();
+            for (String ns : spaces) {
+                walks.add(walk(CellPaths.LOCKS + "/" + ns, ns, found));
+            }
+            return CompletableFuture.allOf(walks.toArray(CompletableFuture[]::new)).thenCompose(x -> {
+                List<Found> all = new ArrayList<>(found);
+                all.sort(Comparator.comparing(Found::name));
+                List<CompletableFuture<ScannedLock>> reads = new ArrayList<>(all.size());
+                for (Found f : all) {
+                    reads.add(scanned(f));
+                }
+                return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(y -> {
+                    List<ScannedLock> out = new ArrayList<>(reads.size());
+                    for (CompletableFuture<ScannedLock> r : reads) {
+                        if (!r.join().nodes().isEmpty()) {
+                            out.add(r.join());
+                        }
+                    }
+                    return out;
+                });
+            });
+        }).exceptionally(err -> {
+            throw Zk.translate(err);
+        });
+    }
+
+    /** One lock with its whole queue, read after a sync; empty when its queue is empty. */
+    public CompletableFuture<Optional<ScannedLock>> scan(LockName name) {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        String path = CellPaths.lock(name);
+        return zk.sync(path).thenCompose(v -> zk.childrenAndStat(path)).thenCompose(cs -> {
+            LockQueue q = LockQueue.of(cs.children());
+            if (q.isEmpty()) {
+                return CompletableFuture.completedFuture(Optional.<ScannedLock>empty());
+            }
+            return scanned(new Found(name.toString(), q, cs.stat().getPzxid()))
+                    .thenApply(s -> s.nodes().isEmpty() ? Optional.<ScannedLock>empty() : Optional.of(s));
+        }).exceptionally(err -> {
+            if (Zk.code(err) == Code.NONODE) {
+                return Optional.empty();
+            }
+            throw Zk.translate(err);
+        });
+    }
+
+    /** Reads the nodes of a found queue; a node deleted meanwhile is left out (the queue moved on). */
+    private CompletableFuture<ScannedLock> scanned(Found f) {
+        return engine.reader().infos(CellPaths.LOCKS + "/" + f.name, f.queue.entries()).thenApply(infos -> {
+            List<ScannedNode> nodes = new ArrayList<>(infos.size());
+            List<QueueEntry> entries = f.queue.entries();
+            for (int i = 0; i < entries.size(); i++) {
+                NodeInfo info = infos.get(i);
+                if (info != null) {
+                    nodes.add(new ScannedNode(entries.get(i).node(), info.sessionId(), info.clientId(), info.requestId(),
+                            info.mode(), info.token(), f.queue.holds(i), info.ctimeMs()));
+                }
+            }
+            return new ScannedLock(f.name, f.pzxid, nodes);
+        });
     }
 
     public CompletableFuture<LockPage> locks(String namespace, String prefix, int limit, String after) {
@@ -134,16 +229,17 @@ public final class LockLister {
 
     /** Collects every live lock at or below {@code path}; segments of longer names are children not starting with '_'. */
     private CompletableFuture<Void> walk(String path, String name, ConcurrentLinkedQueue<Found> found) {
-        return zk.children(path).handle((children, err) -> {
+        return zk.childrenAndStat(path).handle((cs, err) -> {
             if (err != null) {
                 if (Zk.code(err) == Code.NONODE) {
                     return CompletableFuture.<Void>completedFuture(null);
                 }
                 throw Zk.translate(err);
             }
+            List<String> children = cs.children();
             LockQueue q = LockQueue.of(children);
             if (!q.isEmpty() && name.contains("/")) {
-                found.add(new Found(name, q));
+                found.add(new Found(name, q, cs.stat().getPzxid()));
             }
             List<CompletableFuture<Void>> deeper = new ArrayList<>();
             for (String child : children) {

@@ -48,7 +48,8 @@ final class NodeInfoCache {
                 }
                 throw Zk.translate(err);
             }
-            NodeInfo info = new NodeInfo(path, ds.stat().getCzxid(), entry.mode(), Json.readOrNull(ds.data(), QueueNodeData.class));
+            NodeInfo info = new NodeInfo(path, ds.stat().getCzxid(), entry.mode(), Json.readOrNull(ds.data(), QueueNodeData.class),
+                    ds.stat().getCtime());
             put(info);
             return info;
         });

@@ -22,6 +22,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -378,6 +379,48 @@ public final class SessionManager {
         expire(t, 0);
     }
 
+    /**
+     * Expires the session now, as if its TTL had run out (an admin action): a session tracked by another gateway is
+     * taken over first. Completes true when the session is gone (this call or a racing expiry or close ended it), false
+     * when the expiry could not be written yet (it is retried as for any expiry); SESSION_NOT_FOUND when there was no
+     * such session.
+     */
+    public CompletableFuture<Boolean> expireNow(String sessionId) {
+        try {
+            validateSessionId(sessionId);
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        CompletableFuture<Long> tracking = tracked.containsKey(sessionId) ? CompletableFuture.completedFuture(0L)
+                : takeOver(sessionId, null, 0);
+        return tracking.thenCompose(ttl -> {
+            Tracked t = tracked.get(sessionId);
+            if (t == null) {
+                return CompletableFuture.completedFuture(true); // ended between the takeover and now
+            }
+            CompletableFuture<Boolean> result;
+            boolean start = false;
+            synchronized (t) {
+                if (t.expiring == null) {
+                    if (t.timer != null) {
+                        t.timer.cancel();
+                        t.timer = null;
+                    }
+                    t.deadline = clock.read();
+                    t.expiring = new CompletableFuture<>();
+                    start = true;
+                }
+                result = t.expiring;
+            }
+            if (start) {
+                log.info("expiring session {} of client {} now, on an admin's request", sessionId, t.clientId);
+                expire(t, 0);
+            }
+            return result;
+        });
+    }
+
     private void expire(Tracked t, int attempt) {
         requests.load(t.id).thenCompose(reqs -> {
             boolean delay = t.lockDelayMs > 0;
@@ -676,6 +719,18 @@ public final class SessionManager {
                     .thenApply(v -> adopted.stream().mapToInt(CompletableFuture::join).sum());
         });
         return sessions.thenCombine(lockDelays.adoptOrphans(orphaned), Integer::sum);
+    }
+
+    /** The TTL left, in ms, of every session this gateway tracks, as it measures it now. */
+    public Map<String, Long> trackedRemainingMs() {
+        Map<String, Long> out = new HashMap<>();
+        long now = clock.read();
+        for (Tracked t : tracked.values()) {
+            synchronized (t) {
+                out.put(t.id, Math.max(0, Duration.ofNanos(t.deadline - now).toMillis()));
+            }
+        }
+        return out;
     }
 
     public int trackedCount() {

@@ -41,6 +41,11 @@ public record WatchFilter(String name, String prefix) {
         return new WatchFilter(null, prefix);
     }
 
+    /** Every lock of the cell (the console's event log; not offered over HTTP). */
+    public static WatchFilter everything() {
+        return new WatchFilter(null, "");
+    }
+
     public static WatchFilter name(LockName name) {
         return new WatchFilter(name.toString(), null);
     }
@@ -48,6 +53,9 @@ public record WatchFilter(String name, String prefix) {
     public boolean matches(String lockName) {
         if (name != null) {
             return name.equals(lockName);
+        }
+        if (prefix.isEmpty()) {
+            return true;
         }
         return prefix.indexOf('/') < 0 ? lockName.startsWith(prefix + "/") : lockName.startsWith(prefix);
     }

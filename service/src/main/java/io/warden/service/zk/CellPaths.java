@@ -18,6 +18,7 @@ import java.util.UUID;
  * /expired/{session_id}                  PERSISTENT, empty: created first in a session's expiry multi and deleted right
  *                                        after it, so that watches can tell an expiry's deletions (same zxid) from a
  *                                        release, cancel or close (see docs/design.md, "Watches")
+ * /audit/entry-{seq}                     PERSISTENT_SEQUENTIAL: the console's admin actions (AuditLog JSON), newest 1000
  * </pre>
  */
 public final class CellPaths {
@@ -27,6 +28,8 @@ public final class CellPaths {
     public static final String LEADER = "/leader";
     public static final String LOCK_DELAY = "/lockdelay";
     public static final String EXPIRED = "/expired";
+    /** The console's audit log: one PERSISTENT_SEQUENTIAL child per admin action, the newest 1000 kept. */
+    public static final String AUDIT = "/audit";
 
     private CellPaths() {
     }

@@ -81,12 +81,14 @@ class ConfigLoaderTest {
             "--drain-timeout-ms=2500",
             "--max-body-bytes", "1024",
             "--gateway-id=gw-a.1",
+            "--advertise-host=gw-a.example.net",
+            "--console-admin-token", "s3cret-admin-token-0123",
         };
         WardenConfig c = load(args);
         assertThat(c).isEqualTo(new WardenConfig("127.0.0.1", 8080, "zk1:2181,zk2:2181,[::1]:2182", "/cells/eu-1",
                 Path.of("/var/lib/warden"), 0, Duration.ofMillis(5000), Duration.ofMillis(800), Duration.ofMillis(1000),
                 Duration.ofMillis(60_000), Duration.ofMillis(3000), 7, 8, 9, "leases-2", Duration.ofMillis(2500), 1024,
-                "gw-a.1"));
+                "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123"));
     }
 
     @Test
@@ -234,6 +236,23 @@ class ConfigLoaderTest {
                 .contains("(from flag --" + key + ")")
                 .contains("expected ")
                 .contains(allowed);
+    }
+
+    @Test
+    void badAdminToken_isRejected_withoutEchoingIt() {
+        ConfigException e = failure("--console-admin-token", "short-secret");
+        assertThat(e.setting()).isEqualTo("console-admin-token");
+        assertThat(e.getMessage())
+                .isEqualTo("invalid console-admin-token (value hidden, 12 characters) (from flag --console-admin-token): "
+                        + "expected 16-256 printable ASCII characters without spaces")
+                .doesNotContain("short-secret");
+    }
+
+    @Test
+    void adminToken_isNeverPrinted() {
+        WardenConfig c = load("--console-admin-token", "s3cret-admin-token-0123");
+        assertThat(c.consoleAdminToken()).isEqualTo("s3cret-admin-token-0123");
+        assertThat(c.toString()).doesNotContain("s3cret").contains("consoleAdminToken=(set, hidden)");
     }
 
     @Test

@@ -1,0 +1,298 @@
+package io.warden.service.console;
+
+import io.warden.console.ConsoleBackend;
+import io.warden.console.model.AdminResult;
+import io.warden.console.model.AuditEntry;
+import io.warden.console.model.CellSnapshot;
+import io.warden.console.model.Health;
+import io.warden.console.model.LockDetail;
+import io.warden.console.model.LockState;
+import io.warden.console.model.Mode;
+import io.warden.console.model.QueuedRequest;
+import io.warden.console.model.SessionState;
+import io.warden.service.api.LockName;
+import io.warden.service.api.Warden;
+import io.warden.service.api.WardenException;
+import io.warden.service.lock.LockLister;
+import io.warden.service.session.SessionManager;
+import io.warden.service.session.SessionRecord;
+import io.warden.service.time.Clock;
+import io.warden.service.watch.WatchSource;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.apache.zookeeper.KeeperException.Code;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.BooleanSupplier;
+
+/**
+ * The gateway's side of the console ({@link ConsoleBackend}): reads ZooKeeper through the lock lister and the session
+ * records, remembers the watch stream's recent events ({@link EventLog}), probes the ZooKeeper servers
+ * ({@link ZkServers}), and carries out the two admin actions through the same code paths as a client's release and
+ * a TTL expiry, writing each to the {@link AuditLog}.
+ *
+ * <p>Cost: a {@link #snapshot()} walks {@code /locks} and reads every session record; it is shared by all callers for
+ * {@link #SNAPSHOT_TTL}, so any number of open consoles cost at most one walk per second per gateway.
+ *
+ * <p>Concurrency: the cached snapshot and health are volatile references to immutable futures; everything else is
+ * immutable or thread-safe. Safe from any thread.
+ */
+public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
+    static final Duration SNAPSHOT_TTL = Duration.ofSeconds(1);
+    static final Duration HEALTH_TTL = Duration.ofSeconds(2);
+    private static final Logger log = LoggerFactory.getLogger(ConsoleBridge.class);
+
+    private final Zk zk;
+    private final Warden warden;
+    private final LockLister lister;
+    private final SessionManager sessions;
+    private final Clock ticker;
+    private final java.time.Clock wallClock;
+    private final String gatewayId;
+    private final String zkConnect;
+    private final BooleanSupplier leader;
+    private final EventLog events;
+    private final AuditLog audit;
+    private final ZkServers servers;
+    private final Peers peers;
+
+    private record Cached<T>(long atNanos, CompletableFuture<T> value) {
+    }
+
+    private volatile Cached<CellSnapshot> snapshot;
+    private volatile Cached<List<Health.ZkServer>> probe;
+
+    public ConsoleBridge(Zk zk, Warden warden, LockLister lister, SessionManager sessions, Clock ticker,
+                         java.time.Clock wallClock, String gatewayId, String zkConnect, BooleanSupplier leader) {
+        this.zk = zk;
+        this.warden = warden;
+        this.lister = lister;
+        this.sessions = sessions;
+        this.ticker = ticker;
+        this.wallClock = wallClock;
+        this.gatewayId = gatewayId;
+        this.zkConnect = zkConnect;
+        this.leader = leader;
+        this.events = new EventLog(wallClock);
+        this.audit = new AuditLog(zk);
+        this.servers = new ZkServers(zkConnect);
+        this.peers = new Peers(zk, gatewayId);
+    }
+
+    /** Serves {@link Peers#PATH}: the TTLs left of the sessions this gateway tracks, for the other gateways' consoles. */
+    public void mountPeerRoute(io.javalin.config.JavalinConfig cfg) {
+        cfg.routes.get(Peers.PATH, ctx -> ctx.contentType("application/json")
+                .result(Json.write(new Peers.Tracked(gatewayId, sessions.trackedRemainingMs()))));
+    }
+
+    /** Starts remembering events; call once the watch source is running. */
+    public void start(WatchSource watches) {
+        events.start(watches);
+    }
+
+    @Override
+    public void close() {
+        events.stop();
+        servers.close();
+    }
+
+    // ------------------------------------------------------------------ reads
+
+    @Override
+    public CompletableFuture<CellSnapshot> snapshot() {
+        Cached<CellSnapshot> c = snapshot;
+        long now = ticker.read();
+        if (c != null && now - c.atNanos() < SNAPSHOT_TTL.toNanos() && !c.value().isCompletedExceptionally()) {
+            return c.value();
+        }
+        CompletableFuture<CellSnapshot> fresh = readSnapshot();
+        snapshot = new Cached<>(now, fresh);
+        return fresh;
+    }
+
+    private CompletableFuture<CellSnapshot> readSnapshot() {
+        Instant takenAt = wallClock.instant();
+        CompletableFuture<List<LockLister.ScannedLock>> locks = lister.scan();
+        CompletableFuture<List<SessionState>> sessionStates = sessionStates();
+        return locks.thenCombine(sessionStates, (scanned, ss) -> {
+            List<LockState> states = new ArrayList<>(scanned.size());
+            Set<String> holding = new HashSet<>();
+            long revision = 0;
+            for (LockLister.ScannedLock l : scanned) {
+                states.add(state(l));
+                revision = Math.max(revision, l.pzxid());
+                for (LockLister.ScannedNode n : l.nodes()) {
+                    if (n.holds()) {
+                        holding.add(l.name() + "#" + n.token());
+                    }
+                }
+            }
+            events.retainGrants(holding);
+            return new CellSnapshot(takenAt, revision, states, ss);
+        });
+    }
+
+    private LockState state(LockLister.ScannedLock l) {
+        List<QueuedRequest> queue = new ArrayList<>(l.nodes().size());
+        int position = 0;
+        for (LockLister.ScannedNode n : l.nodes()) {
+            queue.add(new QueuedRequest(n.sessionId(), n.clientId(), n.requestId(), Mode.valueOf(n.mode().name()),
+                    n.token(), position++, n.holds(), Instant.ofEpochMilli(n.ctimeMs()),
+                    n.holds() ? events.grantedAt(l.name(), n.token()) : null));
+        }
+        return new LockState(l.name(), queue);
+    }
+
+    /** Every session record, with the TTL left as its tracking gateway measures it (asked over HTTP when not us). */
+    private CompletableFuture<List<SessionState>> sessionStates() {
+        return zk.childrenOrEmpty(CellPaths.GATEWAYS).thenCompose(gateways -> {
+            Set<String> live = new HashSet<>(gateways);
+            CompletableFuture<Map<String, Long>> remote = peers.trackedRemainingMs(gateways);
+            return zk.childrenOrEmpty(CellPaths.SESSIONS).thenCombine(remote, (ids, remoteRemaining) -> {
+                Map<String, Long> remaining = new HashMap<>(remoteRemaining);
+                remaining.putAll(sessions.trackedRemainingMs()); // our own measure, fresher than any reply
+                List<CompletableFuture<SessionState>> reads = new ArrayList<>(ids.size());
+                for (String id : ids) {
+                    reads.add(zk.data(CellPaths.session(id)).handle((ds, err) -> {
+                        SessionRecord r = err == null ? Json.readOrNull(ds.data(), SessionRecord.class) : null;
+                        if (r == null) {
+                            return null; // closed or expired meanwhile
+                        }
+                        return new SessionState(id, r.clientId(), r.ttlMs(), remaining.get(id), r.gateway(),
+                                live.contains(r.gateway()), r.lockDelayMs(), Instant.ofEpochMilli(ds.stat().getCtime()));
+                    }));
+                }
+                return reads;
+            });
+        }).thenCompose(reads -> CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<SessionState> out = new ArrayList<>(reads.size());
+            for (CompletableFuture<SessionState> r : reads) {
+                if (r.join() != null) {
+                    out.add(r.join());
+                }
+            }
+            return out;
+        }));
+    }
+
+    @Override
+    public CompletableFuture<Optional<LockDetail>> lock(String name) {
+        LockName parsed;
+        try {
+            parsed = LockName.parse("name", name);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return lister.scan(parsed).thenApply(found -> found.map(l -> new LockDetail(state(l), l.pzxid(),
+                events.recent(l.name()))));
+    }
+
+    @Override
+    public CompletableFuture<Health> health() {
+        Cached<List<Health.ZkServer>> c = probe;
+        long now = ticker.read();
+        if (c == null || now - c.atNanos() >= HEALTH_TTL.toNanos()) {
+            c = new Cached<>(now, servers.probe());
+            probe = c;
+        }
+        CompletableFuture<List<String>> gateways = zk.connected() ? zk.childrenOrEmpty(CellPaths.GATEWAYS)
+                .exceptionally(e -> List.of()) : CompletableFuture.completedFuture(List.of());
+        return c.value().thenCombine(gateways, (zkServers, gws) -> new Health(gatewayId, warden.ready(),
+                leader.getAsBoolean(), gws.stream().sorted().toList(), zk.connected(), zkConnect, zkServers));
+    }
+
+    // ------------------------------------------------------------------ admin actions
+
+    @Override
+    public CompletableFuture<AdminResult> forceRelease(String name, long token, AuditEntry entry) {
+        LockName parsed;
+        try {
+            parsed = LockName.parse("name", name);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return lister.scan(parsed).thenCompose(found -> {
+            Optional<LockLister.ScannedNode> hold = found.flatMap(l -> l.nodes().stream()
+                    .filter(n -> n.holds() && n.token() == token).findFirst());
+            if (hold.isEmpty()) {
+                return CompletableFuture.completedFuture(new AdminResult(false,
+                        "token " + token + " does not hold " + name + " (already released?): nothing changed"));
+            }
+            LockLister.ScannedNode n = hold.get();
+            if (n.sessionId() == null) {
+                return CompletableFuture.completedFuture(new AdminResult(false, "token " + token + " on " + name
+                        + " is held by a direct-mode (Curator) client, not a Warden session: end that client's ZooKeeper "
+                        + "session instead. Nothing changed"));
+            }
+            return warden.release(n.sessionId(), parsed, token).handle((released, err) -> {
+                if (err == null) {
+                    return CompletableFuture.completedFuture(released
+                            ? new AdminResult(true, "released " + name + " token " + token + " of session " + n.sessionId())
+                            : new AdminResult(false, "token " + token + " no longer holds " + name + ": nothing changed"));
+                }
+                if (Zk.unwrap(err) instanceof WardenException we && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND) {
+                    // The session expired and its hold is kept for its lock-delay: delete the node itself.
+                    return zk.delete(CellPaths.lock(parsed) + "/" + n.node(), -1).handle((v, e2) -> {
+                        if (e2 != null && Zk.code(e2) != Code.NONODE) {
+                            throw Zk.translate(e2);
+                        }
+                        return new AdminResult(e2 == null, e2 == null
+                                ? "released " + name + " token " + token + ", kept by the lock-delay of expired session "
+                                + n.sessionId()
+                                : "token " + token + " no longer holds " + name + ": nothing changed");
+                    });
+                }
+                return CompletableFuture.<AdminResult>failedFuture(err);
+            }).thenCompose(f -> f);
+        }).handle((result, err) -> audited(entry, result, err)).thenCompose(f -> f);
+    }
+
+    @Override
+    public CompletableFuture<AdminResult> expireSession(String sessionId, AuditEntry entry) {
+        return sessions.expireNow(sessionId).thenApply(expired -> expired
+                ? new AdminResult(true, "expired session " + sessionId + ": its holds are released (after its lock-delay, "
+                + "if any) and its waits cancelled")
+                : new AdminResult(false, "could not expire session " + sessionId + " yet; the gateway keeps trying"))
+                .exceptionally(err -> {
+                    if (Zk.unwrap(err) instanceof WardenException we && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND) {
+                        return new AdminResult(false, "session " + sessionId + " does not exist (already closed or expired): "
+                                + "nothing changed");
+                    }
+                    throw Zk.translate(err);
+                })
+                .handle((result, err) -> audited(entry, result, err)).thenCompose(f -> f);
+    }
+
+    /** Writes the audit entry with the outcome, then answers with the result (or the failure). */
+    private CompletableFuture<AdminResult> audited(AuditEntry entry, AdminResult result, Throwable err) {
+        String outcome = err != null ? "failed: " + Zk.unwrap(err).getMessage()
+                : (result.done() ? "done: " : "no-op: ") + result.message();
+        return audit.append(entry.withOutcome(gatewayId, outcome)).handle((v, auditErr) -> {
+            if (err != null) {
+                throw Zk.translate(err);
+            }
+            if (auditErr != null) {
+                log.warn("admin action {} on {} carried out but not stored in the audit log (logged only): {}",
+                        entry.action(), entry.target(), Zk.unwrap(auditErr).toString());
+            }
+            return result;
+        });
+    }
+
+    @Override
+    public CompletableFuture<List<AuditEntry>> auditLog(int limit) {
+        return audit.newest(limit);
+    }
+}
