@@ -62,28 +62,19 @@ public final class LockLister {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return zk.sync(CellPaths.LOCKS).thenCompose(v -> namespaces(null)).thenCompose(spaces -> {
-            ConcurrentLinkedQueue<Found> found = new ConcurrentLinkedQueue<>();
-            List<CompletableFuture<Void>> walks = new ArrayList<>();
-            for (String ns : spaces) {
-                walks.add(walk(CellPaths.LOCKS + "/" + ns, ns, found));
+        return found(null).thenCompose(all -> {
+            List<CompletableFuture<ScannedLock>> reads = new ArrayList<>(all.size());
+            for (Found f : all) {
+                reads.add(scanned(f));
             }
-            return CompletableFuture.allOf(walks.toArray(CompletableFuture[]::new)).thenCompose(x -> {
-                List<Found> all = new ArrayList<>(found);
-                all.sort(Comparator.comparing(Found::name));
-                List<CompletableFuture<ScannedLock>> reads = new ArrayList<>(all.size());
-                for (Found f : all) {
-                    reads.add(scanned(f));
-                }
-                return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(y -> {
-                    List<ScannedLock> out = new ArrayList<>(reads.size());
-                    for (CompletableFuture<ScannedLock> r : reads) {
-                        if (!r.join().nodes().isEmpty()) {
-                            out.add(r.join());
-                        }
+            return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(y -> {
+                List<ScannedLock> out = new ArrayList<>(reads.size());
+                for (CompletableFuture<ScannedLock> r : reads) {
+                    if (!r.join().nodes().isEmpty()) {
+                        out.add(r.join());
                     }
-                    return out;
-                });
+                }
+                return out;
             });
         }).exceptionally(err -> {
             throw Zk.translate(err);
@@ -141,30 +132,21 @@ public final class LockLister {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return zk.sync(CellPaths.LOCKS).thenCompose(v -> namespaces(namespace)).thenCompose(spaces -> {
-            ConcurrentLinkedQueue<Found> found = new ConcurrentLinkedQueue<>();
-            List<CompletableFuture<Void>> walks = new ArrayList<>();
-            for (String ns : spaces) {
-                walks.add(walk(CellPaths.LOCKS + "/" + ns, ns, found));
-            }
-            return CompletableFuture.allOf(walks.toArray(CompletableFuture[]::new)).thenApply(x -> {
-                List<Found> all = new ArrayList<>(found);
-                all.sort(Comparator.comparing(Found::name));
-                List<LockSummary> page = new ArrayList<>();
-                String next = null;
-                for (Found f : all) {
-                    String relative = namespace == null ? f.name : f.name.substring(namespace.length() + 1);
-                    if (prefix != null && !relative.startsWith(prefix) || after != null && f.name.compareTo(after) <= 0) {
-                        continue;
-                    }
-                    if (page.size() == limit) {
-                        next = page.get(page.size() - 1).name();
-                        break;
-                    }
-                    page.add(new LockSummary(f.name, f.queue.mode(), f.queue.holders().size(), f.queue.waiters().size()));
+        return found(namespace).thenApply(all -> {
+            List<LockSummary> page = new ArrayList<>();
+            String next = null;
+            for (Found f : all) {
+                String relative = namespace == null ? f.name : f.name.substring(namespace.length() + 1);
+                if (prefix != null && !relative.startsWith(prefix) || after != null && f.name.compareTo(after) <= 0) {
+                    continue;
                 }
-                return new LockPage(page, next, 0);
-            });
+                if (page.size() == limit) {
+                    next = page.get(page.size() - 1).name();
+                    break;
+                }
+                page.add(new LockSummary(f.name, f.queue.mode(), f.queue.holders().size(), f.queue.waiters().size()));
+            }
+            return new LockPage(page, next, 0);
         }).exceptionally(err -> {
             throw Zk.translate(err);
         });
@@ -212,6 +194,22 @@ public final class LockLister {
             });
         }).exceptionally(err -> {
             throw Zk.translate(err);
+        });
+    }
+
+    /** Every live lock in {@code namespace} (all namespaces when null), sorted by name, read after a sync. */
+    private CompletableFuture<List<Found>> found(String namespace) {
+        return zk.sync(CellPaths.LOCKS).thenCompose(v -> namespaces(namespace)).thenCompose(spaces -> {
+            ConcurrentLinkedQueue<Found> found = new ConcurrentLinkedQueue<>();
+            List<CompletableFuture<Void>> walks = new ArrayList<>();
+            for (String ns : spaces) {
+                walks.add(walk(CellPaths.LOCKS + "/" + ns, ns, found));
+            }
+            return CompletableFuture.allOf(walks.toArray(CompletableFuture[]::new)).thenApply(x -> {
+                List<Found> all = new ArrayList<>(found);
+                all.sort(Comparator.comparing(Found::name));
+                return all;
+            });
         });
     }
 
