@@ -1,0 +1,287 @@
+#!/usr/bin/env bash
+# The real deployment test: deploys a Warden cell on this machine with the Ansible playbooks and uses it.
+#
+#   bash ansible/tests/deploy-test.sh      (from anywhere; needs `mvn package` built first, see below)
+#
+# Inventory inventory/ci: connection local, loopback addresses, a directory per "host" under a sandbox, warden-supervise
+# instead of systemd. Steps:
+#   1. ansible-lint on ansible/ (strict: a warning fails too)
+#   2. site.yml deploys a 3-server ZooKeeper ensemble and 2 gateways
+#   3. smoke: a session and the lock ci/smoke through gateway 1; gateway 2 sees the same holder, session and token
+#   4. `warden lock ci/held` holds a lock across a rolling restart of the gateways (warden.yml
+#      -e warden_rolling_restart=true): same session, same token, the CLI never lost it; then it ends and the lock is free
+#   5. site.yml again: the PLAY RECAP shows changed=0 for every host
+#   6. teardown.yml stops everything; no process of the sandbox is left
+# On any failure: a message naming the step, the end of the relevant log, exit status 1. On exit (success or not)
+# everything the test started is stopped and the sandbox is deleted (KEEP_SANDBOX=1 keeps it for a look).
+#
+# Artifacts (defaults: the standard build directories of this checkout):
+#   WARDEN_JAR      service/target/warden-service.jar         (mvn -DskipTests package -pl service -am)
+#   WARDEN_CLI_JAR  cli/target/warden-cli.jar                 (mvn -DskipTests package -pl cli -am)
+#   ZK_DIST         zk-config/target/warden-zookeeper-3.9.5.tar.gz   (mvn -DskipTests package -pl zk-config -am)
+#   ZK_CONF         zk-config/conf
+set -euo pipefail
+
+REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+ANSIBLE_DIR="$REPO/ansible"
+WARDEN_JAR="${WARDEN_JAR:-$REPO/service/target/warden-service.jar}"
+WARDEN_CLI_JAR="${WARDEN_CLI_JAR:-$REPO/cli/target/warden-cli.jar}"
+ZK_DIST="${ZK_DIST:-$REPO/zk-config/target/warden-zookeeper-3.9.5.tar.gz}"
+ZK_CONF="${ZK_CONF:-$REPO/zk-config/conf}"
+GW1=http://127.0.0.1:27070
+GW2=http://127.0.0.1:27071
+# The ports inventory/ci uses: ZooKeeper client, quorum, election, admin, metrics; the gateways.
+PORTS=(22181 22182 22183 22888 22889 22890 23888 23889 23890 28081 28082 28083 27001 27002 27003 27070 27071)
+
+export ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0 ANSIBLE_DEPRECATION_WARNINGS=0
+export ANSIBLE_LOCALHOST_WARNING=0
+# Every address the test uses is on loopback: never through a proxy.
+export no_proxy="127.0.0.1,localhost${no_proxy:+,$no_proxy}" NO_PROXY="127.0.0.1,localhost${NO_PROXY:+,$NO_PROXY}"
+
+SANDBOX=""
+LOGS=""
+CLI_PID=""
+STEP="start"
+T0=$SECONDS
+STEP_T0=$SECONDS
+TIMINGS=()
+
+step() {
+  STEP_T0=$SECONDS
+  STEP="$1"
+  echo
+  echo "== deploy-test: $STEP"
+}
+done_step() {
+  TIMINGS+=("$(printf '%4ds  %s' $((SECONDS - STEP_T0)) "$STEP")")
+}
+fail() {
+  echo "== deploy-test: FAILED at step '$STEP': $*" >&2
+  exit 1
+}
+# Shows the end of a log file, indented.
+show() { echo "---- end of $1:"; tail -n "${2:-60}" "$1" | sed 's/^/    /'; echo "----"; }
+
+cleanup() {
+  local status=$?
+  set +e
+  if [ -n "$CLI_PID" ] && kill -0 "$CLI_PID" 2>/dev/null; then
+    kill -TERM "$CLI_PID" 2>/dev/null
+    wait "$CLI_PID" 2>/dev/null
+  fi
+  if [ -n "$SANDBOX" ] && [ -d "$SANDBOX" ]; then
+    # Stop what the playbooks started, gateways first: each pid file's process, by the supervisor that started it.
+    local pidfile supervise
+    for pidfile in "$SANDBOX"/gw*/run/warden/warden.pid "$SANDBOX"/zk*/run/zookeeper/zookeeper.pid; do
+      [ -f "$pidfile" ] || continue
+      supervise="${pidfile%/run/*}/usr/local/bin/warden-supervise"
+      "$supervise" stop "$pidfile" 10 >/dev/null 2>&1
+    done
+    # Anything else still running from the sandbox (its command line names a file in it).
+    local left
+    left="$(pgrep -f -- "$SANDBOX/" || true)"
+    if [ -n "$left" ]; then
+      echo "== deploy-test: killing leftover processes of the sandbox: $left" >&2
+      # shellcheck disable=SC2086
+      kill -KILL $left 2>/dev/null
+    fi
+    if [ "$status" -ne 0 ] && [ -n "$LOGS" ]; then
+      for log in "$SANDBOX"/gw*/var/log/warden/warden.log "$SANDBOX"/zk*/var/log/zookeeper/zookeeper.out "$LOGS/cli.log"; do
+        [ -s "$log" ] && show "$log" 30
+      done
+    fi
+    if [ "${KEEP_SANDBOX:-0}" = 1 ]; then
+      echo "== deploy-test: sandbox kept at $SANDBOX"
+    else
+      rm -rf "$SANDBOX"
+    fi
+  fi
+  if [ "$status" -eq 0 ]; then
+    echo
+    echo "== deploy-test: timings"
+    printf '  %s\n' "${TIMINGS[@]}"
+    echo "== deploy-test: passed in $((SECONDS - T0)) s"
+  else
+    echo "== deploy-test: failed (exit $status) after $((SECONDS - T0)) s" >&2
+  fi
+}
+trap cleanup EXIT
+
+# ---- helpers -------------------------------------------------------------------------------------------------------
+# Runs ansible-playbook in ansible/ with the CI inventory, the sandbox and the artifacts; output to a log file.
+playbook() {
+  local log="$LOGS/$1" rc=0
+  shift
+  echo "\$ cd ansible && ansible-playbook -i inventory/ci $* -e deploy_root=$SANDBOX${ARTIFACT_VARS_TEXT}"
+  (cd "$ANSIBLE_DIR" && ansible-playbook -i inventory/ci "$@" -e "deploy_root=$SANDBOX" "${ARTIFACT_VARS[@]}") >"$log" 2>&1 || rc=$?
+  sed -n '/^PLAY RECAP/,$p' "$log"
+  if [ "$rc" -ne 0 ]; then
+    show "$log" 80
+    fail "ansible-playbook exited with $rc"
+  fi
+}
+post() { curl -sS --max-time 10 -X POST "$1$2" -H 'Content-Type: application/json' -d "$3"; }
+# json FIELD.PATH < document: prints the value (strings bare), empty when missing.
+json() {
+  python3 -c '
+import json, sys
+value = json.load(sys.stdin)
+for key in sys.argv[1].split("."):
+    if isinstance(value, list):
+        value = value[int(key)] if len(value) > int(key) else None
+    elif isinstance(value, dict):
+        value = value.get(key)
+    else:
+        value = None
+print("" if value is None else value if isinstance(value, str) else json.dumps(value))' "$1"
+}
+# The lock's holders as "session token" lines, through gateway $1.
+holders() {
+  curl -sS --max-time 10 "$1/v1/locks/$2" | python3 -c '
+import json, sys
+for h in json.load(sys.stdin).get("holders", []):
+    print(h["session_id"], h["token"])'
+}
+ready() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$1/health/ready"; }
+
+# ---- 0. preconditions ----------------------------------------------------------------------------------------------
+step "preconditions"
+for tool in ansible-playbook ansible-lint curl python3 java pgrep; do
+  command -v "$tool" >/dev/null 2>&1 || fail "$tool is not installed (bash .ci/run installs ansible-core and ansible-lint)"
+done
+for artifact in "$WARDEN_JAR" "$WARDEN_CLI_JAR" "$ZK_DIST" "$ZK_CONF/zoo-common.cfg"; do
+  [ -e "$artifact" ] || fail "$artifact is missing: build first (mvn -B -DskipTests package)"
+done
+for port in "${PORTS[@]}"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+    fail "port $port is already in use on 127.0.0.1; inventory/ci needs ${PORTS[*]}"
+  fi
+done
+# Artifacts that are not the playbooks' defaults (../service/target/..., ../zk-config/...) are passed explicitly.
+ARTIFACT_VARS=()
+[ "$WARDEN_JAR" = "$REPO/service/target/warden-service.jar" ] || ARTIFACT_VARS+=(-e "warden_jar_source=$WARDEN_JAR")
+[ "$ZK_DIST" = "$REPO/zk-config/target/warden-zookeeper-3.9.5.tar.gz" ] || ARTIFACT_VARS+=(-e "zookeeper_dist_source=$ZK_DIST")
+[ "$ZK_CONF" = "$REPO/zk-config/conf" ] || ARTIFACT_VARS+=(-e "zookeeper_config_source=$ZK_CONF")
+ARTIFACT_VARS_TEXT="${ARTIFACT_VARS[*]:+ ${ARTIFACT_VARS[*]}}"
+SANDBOX="$(mktemp -d /tmp/warden-deploy.XXXXXX)"
+LOGS="$SANDBOX/logs"
+mkdir -p "$LOGS"
+# Ansible's and ansible-lint's scratch files stay in the sandbox (and work without a usable HOME).
+export ANSIBLE_LOCAL_TEMP="$SANDBOX/.ansible/tmp" ANSIBLE_REMOTE_TEMP="$SANDBOX/.ansible/tmp"
+if [ -z "${HOME:-}" ] || [ ! -w "$HOME" ]; then export HOME="$SANDBOX/home"; mkdir -p "$HOME"; fi
+echo "sandbox: $SANDBOX"
+echo "$(ansible-playbook --version 2>&1 | sed -n 1p), $(ansible-lint --version 2>&1 | sed -n 1p)"
+done_step
+
+# ---- 1. lint -------------------------------------------------------------------------------------------------------
+step "1. ansible-lint"
+echo "\$ cd ansible && ansible-lint --strict"
+rc=0
+(cd "$ANSIBLE_DIR" && ansible-lint --strict) >"$LOGS/lint.log" 2>&1 || rc=$?
+tail -n 3 "$LOGS/lint.log"
+[ "$rc" -eq 0 ] || { show "$LOGS/lint.log" 80; fail "ansible-lint is not clean (exit $rc)"; }
+done_step
+
+# ---- 2. deploy -----------------------------------------------------------------------------------------------------
+step "2. deploy 3 ZooKeeper servers and 2 gateways (site.yml)"
+playbook deploy.log site.yml
+for gw in "$GW1" "$GW2"; do
+  [ "$(ready "$gw")" = 200 ] || fail "$gw/health/ready does not answer 200 after the deployment"
+done
+for admin in 28081 28082 28083; do
+  state="$(curl -sS --max-time 5 "http://127.0.0.1:$admin/commands/srvr" | json server_stats.server_state)"
+  echo "ZooKeeper admin :$admin: $state"
+  case "$state" in leader | follower) ;; *) fail "the ZooKeeper server with admin port $admin is not serving ($state)" ;; esac
+done
+done_step
+
+# ---- 3. smoke ------------------------------------------------------------------------------------------------------
+step "3. smoke: acquire through gateway 1, see the hold through gateway 2"
+reply="$(post "$GW1" /v1/sessions '{"client_id":"deploy-test","ttl_ms":30000}')"
+session="$(json session_id <<<"$reply")"
+[ -n "$session" ] || fail "POST $GW1/v1/sessions answered: $reply"
+reply="$(post "$GW1" /v1/acquire '{"session_id":"'"$session"'","name":"ci/smoke","wait_ms":5000}')"
+[ "$(json status <<<"$reply")" = GRANTED ] || fail "POST $GW1/v1/acquire answered: $reply"
+token="$(json token <<<"$reply")"
+echo "gateway 1: session $session holds ci/smoke with token $token"
+seen="$(holders "$GW2" ci/smoke)"
+echo "gateway 2: ci/smoke is held by: $seen"
+[ "$seen" = "$session $token" ] || fail "gateway 2 shows holder(s) '$seen', expected '$session $token'"
+curl -sS --max-time 10 -X DELETE "$GW1/v1/sessions/$session" >/dev/null
+seen="$(holders "$GW2" ci/smoke)"
+[ -z "$seen" ] || fail "ci/smoke is still held after its session was closed: $seen"
+echo "session closed: gateway 2 shows ci/smoke free"
+done_step
+
+# ---- 4. a held lock across a rolling restart of the gateways ---------------------------------------------------------
+step "4. hold ci/held with 'warden lock' across a rolling restart of the gateways"
+token_file="$SANDBOX/token"
+echo "\$ warden --endpoints $GW1,$GW2 lock ci/held --ttl 15s --wait 30s -- sh -c 'echo \"\$WARDEN_TOKEN\" > $token_file; exec sleep 600' &"
+# shellcheck disable=SC2016 # $WARDEN_TOKEN and $0 are expanded by the command's own shell
+java -jar "$WARDEN_CLI_JAR" --endpoints "$GW1,$GW2" --client-id deploy-test \
+  lock ci/held --ttl 15s --wait 30s -- sh -c 'echo "$WARDEN_TOKEN" > "$0"; exec sleep 600' "$token_file" \
+  >"$LOGS/cli.log" 2>&1 &
+CLI_PID=$!
+for _ in $(seq 1 60); do
+  [ -s "$token_file" ] && break
+  kill -0 "$CLI_PID" 2>/dev/null || { show "$LOGS/cli.log"; fail "warden lock exited before its command ran"; }
+  sleep 0.5
+done
+[ -s "$token_file" ] || fail "warden lock did not run its command within 30 s"
+held_token="$(cat "$token_file")"
+before="$(holders "$GW2" ci/held)"
+held_session="${before%% *}"
+echo "ci/held: session $held_session, token $held_token (WARDEN_TOKEN)"
+[ "$before" = "$held_session $held_token" ] || fail "gateway 2 shows '$before' for ci/held, expected token $held_token"
+
+playbook restart.log warden.yml -e warden_rolling_restart=true
+grep -q 'Drain, stop and start the gateway' "$LOGS/restart.log" || fail "the rolling restart restarted no gateway"
+for gw in "$GW1" "$GW2"; do
+  [ "$(ready "$gw")" = 200 ] || fail "$gw is not ready after the rolling restart"
+done
+for host in gw1 gw2; do   # drained on SIGTERM, not killed after the stop timeout
+  grep -q "gateway $host drained and stopped" "$SANDBOX/$host/var/log/warden/warden.log" \
+    || fail "the log of $host has no 'gateway $host drained and stopped': it did not drain"
+done
+kill -0 "$CLI_PID" 2>/dev/null || { show "$LOGS/cli.log"; fail "warden lock exited during the rolling restart (it lost the lock)"; }
+for gw in "$GW1" "$GW2"; do
+  after="$(holders "$gw" ci/held)"
+  echo "after the restart, $gw shows ci/held held by: $after"
+  [ "$after" = "$held_session $held_token" ] || fail "ci/held through $gw: '$after', expected '$held_session $held_token'"
+done
+
+# End the command: warden lock releases the lock and exits with the command's status (143: SIGTERM).
+command_pid="$(pgrep -P "$CLI_PID" -x sleep || true)"
+[ -n "$command_pid" ] || fail "the command of warden lock (sleep) is not running"
+kill -TERM "$command_pid"
+rc=0
+wait "$CLI_PID" || rc=$?
+CLI_PID=""
+STEP="start"
+[ "$rc" -eq 143 ] || { show "$LOGS/cli.log"; fail "warden lock exited with $rc, expected 143 (its command's SIGTERM)"; }
+seen="$(holders "$GW1" ci/held)"
+[ -z "$seen" ] || fail "ci/held is still held after warden lock ended: $seen"
+echo "warden lock ended (exit $rc); ci/held is free"
+done_step
+
+# ---- 5. idempotence ------------------------------------------------------------------------------------------------
+step "5. site.yml again: no changes"
+playbook rerun.log site.yml
+recap="$(sed -n '/^PLAY RECAP/,$p' "$LOGS/rerun.log" | grep -E '^[a-z0-9]+ +: ok=')"
+[ "$(grep -c . <<<"$recap")" -eq 5 ] || fail "expected 5 hosts in the PLAY RECAP"
+if grep -v -E ' changed=0 .* failed=0 ' <<<"$recap"; then
+  grep -B3 -E '^changed:' "$LOGS/rerun.log" | head -60
+  fail "the second run changed something (above)"
+fi
+done_step
+
+# ---- 6. teardown ---------------------------------------------------------------------------------------------------
+step "6. teardown: stop everything"
+playbook teardown.log teardown.yml
+left="$(pgrep -a -f -- "$SANDBOX/" || true)"
+[ -z "$left" ] || fail "processes of the sandbox still run after teardown.yml: $left"
+for port in "${PORTS[@]}"; do
+  if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then fail "port $port still answers after teardown.yml"; fi
+done
+echo "no ZooKeeper server or gateway of the sandbox is left"
+done_step
