@@ -2,6 +2,7 @@ package io.warden.zkconfig;
 
 import io.warden.zkconfig.ZooCfgKeys.Key;
 import io.warden.zkconfig.metrics.PrometheusMetricsProvider;
+import org.apache.commons.text.similarity.LevenshteinDistance;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
@@ -30,6 +31,7 @@ import org.apache.zookeeper.server.quorum.QuorumPeerConfig;
  * problem on stderr); 1: usage or unreadable file.
  */
 public final class ZooCfgCheck {
+    private static final LevenshteinDistance LEVENSHTEIN = LevenshteinDistance.getDefaultInstance();
     /** One thing wrong with a {@code zoo.cfg}: {@code line} is 1-based. */
     public record Problem(int line, String key, String message) {
         @Override
@@ -190,7 +192,7 @@ public final class ZooCfgCheck {
         String best = null;
         int bestDistance = 3;
         for (Key k : ZooCfgKeys.all()) {
-            int d = distance(key.toLowerCase(java.util.Locale.ROOT), k.name().toLowerCase(java.util.Locale.ROOT));
+            int d = LEVENSHTEIN.apply(key.toLowerCase(java.util.Locale.ROOT), k.name().toLowerCase(java.util.Locale.ROOT));
             if (d < bestDistance) {
                 bestDistance = d;
                 best = k.name();
@@ -199,24 +201,6 @@ public final class ZooCfgCheck {
         return Optional.ofNullable(best);
     }
 
-    private static int distance(String a, String b) {
-        int[] prev = new int[b.length() + 1];
-        int[] cur = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            prev[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            cur[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
-            }
-            int[] t = prev;
-            prev = cur;
-            cur = t;
-        }
-        return prev[b.length()];
-    }
 
     /**
      * {@code ZooCfgCheck ZOO_CFG}: the checks above, then {@link QuorumPeerConfig#parse}; prints a summary line.

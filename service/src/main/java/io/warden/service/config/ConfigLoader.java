@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
+import org.apache.commons.text.similarity.LevenshteinDistance;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -39,6 +40,7 @@ import java.util.TreeSet;
  * <p>Thread-safety: immutable; {@link #load} may be called from any thread.
  */
 public final class ConfigLoader {
+    private static final LevenshteinDistance LEVENSHTEIN = LevenshteinDistance.getDefaultInstance();
     /** The flag, environment variable and help flag that are not settings of the record. */
     public static final String CONFIG_FLAG = "--config";
     public static final String CONFIG_ENV = "WARDEN_CONFIG";
@@ -366,13 +368,13 @@ public final class ConfigLoader {
         Setting best = null;
         int bestDistance = Integer.MAX_VALUE;
         for (Setting s : Setting.values()) {
-            int d = distance(typed, s.key());
+            int d = LEVENSHTEIN.apply(typed, s.key());
             if (d < bestDistance) {
                 bestDistance = d;
                 best = s;
             }
         }
-        int configDistance = distance(typed, "config");
+        int configDistance = LEVENSHTEIN.apply(typed, "config");
         if (!prefix.isEmpty() && configDistance < bestDistance && configDistance <= 2) {
             return " (did you mean " + CONFIG_FLAG + "?)";
         }
@@ -380,25 +382,6 @@ public final class ConfigLoader {
                 ? " (did you mean " + prefix + best.key() + "?)" : "";
     }
 
-    /** Levenshtein distance; names are short. */
-    private static int distance(String a, String b) {
-        int[] prev = new int[b.length() + 1];
-        int[] cur = new int[b.length() + 1];
-        for (int j = 0; j <= b.length(); j++) {
-            prev[j] = j;
-        }
-        for (int i = 1; i <= a.length(); i++) {
-            cur[0] = i;
-            for (int j = 1; j <= b.length(); j++) {
-                int cost = a.charAt(i - 1) == b.charAt(j - 1) ? 0 : 1;
-                cur[j] = Math.min(Math.min(cur[j - 1] + 1, prev[j] + 1), prev[j - 1] + cost);
-            }
-            int[] t = prev;
-            prev = cur;
-            cur = t;
-        }
-        return prev[b.length()];
-    }
 
     /** A value as given, and where it was given ("flag --http-port", "env WARDEN_HTTP_PORT", "key ... in file ..."). */
     private record Raw(String value, String source) {
