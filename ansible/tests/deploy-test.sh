@@ -9,7 +9,11 @@
 #   2. site.yml deploys a 3-server ZooKeeper ensemble and 2 gateways
 #   3. smoke: a session and the lock ci/smoke through gateway 1; gateway 2 sees the same holder, session and token
 #   4. `warden lock ci/held` holds a lock across a rolling restart of the gateways (warden.yml
-#      -e warden_rolling_restart=true): same session, same token, the CLI never lost it; then it ends and the lock is free
+#      -e warden_rolling_restart=true): same session, same token, the CLI never lost it
+#   4b. the same lock, still held, across a rolling restart of the ZooKeeper ensemble (zookeeper.yml
+#      -e zookeeper_rolling_restart=true): every server runs as a new process, the leader was restarted last, exactly
+#      one leader afterwards; same session, same token through both gateways, the CLI never lost it; then it ends and
+#      the lock is free
 #   5. site.yml again: the PLAY RECAP shows changed=0 for every host
 #   6. teardown.yml stops everything; no process of the sandbox is left
 # On any failure: a message naming the step, the end of the relevant log, exit status 1. On exit (success or not)
@@ -143,6 +147,17 @@ for h in json.load(sys.stdin).get("holders", []):
     print(h["session_id"], h["token"])'
 }
 ready() { curl -s -o /dev/null -w '%{http_code}' --max-time 5 "$1/health/ready"; }
+# The ZooKeeper server with admin port $1 as "state zxid" (state: leader, follower, ...; "-" when it does not serve).
+zk_srvr() {
+  curl -sS --max-time 5 "http://127.0.0.1:$1/commands/srvr" 2>/dev/null | python3 -c '
+import json, sys
+try:
+    doc = json.load(sys.stdin)
+    stats = doc["server_stats"] if doc.get("error") is None else {}
+except Exception:
+    stats = {}
+print(stats.get("server_state", "-"), stats.get("last_processed_zxid", 0))' 2>/dev/null || echo "- 0"
+}
 
 # ---- 0. preconditions ----------------------------------------------------------------------------------------------
 step "preconditions"
@@ -249,6 +264,82 @@ for gw in "$GW1" "$GW2"; do
   echo "after the restart, $gw shows ci/held held by: $after"
   [ "$after" = "$held_session $held_token" ] || fail "ci/held through $gw: '$after', expected '$held_session $held_token'"
 done
+done_step
+
+# ---- 4b. the same held lock across a rolling restart of the ZooKeeper ensemble --------------------------------------
+step "4b. keep ci/held across a rolling restart of the ZooKeeper ensemble"
+ZK_HOSTS=(zk1 zk2 zk3)
+ZK_ADMIN=(28081 28082 28083)
+# Before: each server's process (pid file: pid and start time in clock ticks), its "Starting quorum peer" lines, and
+# the leader. After: a new live process each, one more such line each, the old leader started last, one leader.
+declare -A zk_proc_before zk_starts_before
+old_leader="" old_epoch=0
+for i in 0 1 2; do
+  host="${ZK_HOSTS[$i]}"
+  zk_proc_before[$host]="$(cat "$SANDBOX/$host/run/zookeeper/zookeeper.pid")"
+  zk_starts_before[$host]="$(grep -c 'Starting quorum peer' "$SANDBOX/$host/var/log/zookeeper/zookeeper.out" || true)"
+  read -r state zxid <<<"$(zk_srvr "${ZK_ADMIN[$i]}")"
+  echo "before: $host (admin :${ZK_ADMIN[$i]}) is $state, process ${zk_proc_before[$host]% *}, zxid epoch $((zxid >> 32))"
+  if [ "$state" = leader ]; then old_leader="$host" old_epoch=$((zxid >> 32)); fi
+done
+[ -n "$old_leader" ] || fail "no ZooKeeper server reports itself leader before the rolling restart"
+for host in gw1 gw2; do   # the gateways' ZooKeeper connection events from here on are shown below
+  wc -l <"$SANDBOX/$host/var/log/warden/warden.log" >"$LOGS/$host.lines"
+done
+
+zk_restart_t0=$SECONDS
+playbook zk-restart.log zookeeper.yml -e zookeeper_rolling_restart=true
+echo "the ZooKeeper rolling restart took $((SECONDS - zk_restart_t0)) s"
+# The order the playbook restarted the servers in, from its log: followers first, the old leader last.
+order="$(grep -A1 -F 'TASK [zookeeper : Restart the server (supervisor)]' "$LOGS/zk-restart.log" \
+  | sed -n 's/^changed: \[\(zk[0-9]*\)\].*/\1/p' | paste -sd' ')"
+echo "restarted in this order: $order (the leader before: $old_leader)"
+[ "$order" != "${order%"$old_leader"}" ] || fail "the rolling restart restarted '$order': not every server, or the leader $old_leader not last"
+[ "$(wc -w <<<"$order")" -eq 3 ] || fail "the rolling restart restarted '$order', expected all 3 servers"
+
+leaders=0 new_leader="" new_epoch=0 last_started="" last_ticks=0
+for i in 0 1 2; do
+  host="${ZK_HOSTS[$i]}"
+  read -r pid ticks <"$SANDBOX/$host/run/zookeeper/zookeeper.pid"
+  [ "$pid $ticks" != "${zk_proc_before[$host]}" ] || fail "$host runs the same process as before ($pid): it was not restarted"
+  "$SANDBOX/$host/usr/local/bin/warden-supervise" status "$SANDBOX/$host/run/zookeeper/zookeeper.pid" >/dev/null \
+    || fail "$host: its new process $pid does not run"
+  age="$(ps -o etimes= -p "$pid" | tr -d ' ' || true)"
+  if [ -z "$age" ] || [ "$age" -gt $((SECONDS - zk_restart_t0 + 1)) ]; then
+    fail "$host: process $pid is ${age:-?} s old, older than the rolling restart (begun $((SECONDS - zk_restart_t0)) s ago)"
+  fi
+  starts="$(grep -c 'Starting quorum peer' "$SANDBOX/$host/var/log/zookeeper/zookeeper.out" || true)"
+  [ "$starts" -eq $((zk_starts_before[$host] + 1)) ] \
+    || fail "$host: zookeeper.out has $starts 'Starting quorum peer' lines, expected $((zk_starts_before[$host] + 1))"
+  if [ "$ticks" -gt "$last_ticks" ]; then last_started="$host" last_ticks="$ticks"; fi
+  read -r state zxid <<<"$(zk_srvr "${ZK_ADMIN[$i]}")"
+  echo "after: $host is $state, new process $pid (${age} s old, was ${zk_proc_before[$host]% *}), zxid epoch $((zxid >> 32))"
+  case "$state" in
+    leader) leaders=$((leaders + 1)) new_leader="$host" new_epoch=$((zxid >> 32)) ;;
+    follower) ;;
+    *) fail "$host does not serve after the rolling restart ($state)" ;;
+  esac
+done
+[ "$leaders" -eq 1 ] || fail "$leaders ZooKeeper servers report themselves leader after the rolling restart, expected 1"
+[ "$last_started" = "$old_leader" ] || fail "the newest process is $last_started's, but the old leader $old_leader should have been restarted last"
+[ "$new_epoch" -gt "$old_epoch" ] || fail "the leader's epoch is $new_epoch, was $old_epoch: no new election after the leader restarted"
+echo "one leader: $new_leader (was $old_leader), epoch $old_epoch -> $new_epoch"
+
+for host in gw1 gw2; do
+  events="$(tail -n +$(($(cat "$LOGS/$host.lines") + 1)) "$SANDBOX/$host/var/log/warden/warden.log" \
+    | sed -n 's/.*State change: \([A-Z_]*\).*/\1/p' | paste -sd' ')"
+  echo "$host's ZooKeeper connection during the restart: ${events:-no change}"
+done
+for gw in "$GW1" "$GW2"; do   # a gateway may still be reconnecting to the ensemble
+  for _ in $(seq 1 30); do [ "$(ready "$gw")" = 200 ] && break; sleep 0.5; done
+  [ "$(ready "$gw")" = 200 ] || fail "$gw is not ready 15 s after the ZooKeeper rolling restart"
+done
+kill -0 "$CLI_PID" 2>/dev/null || { show "$LOGS/cli.log"; fail "warden lock exited during the ZooKeeper rolling restart (it lost the lock)"; }
+for gw in "$GW1" "$GW2"; do
+  after="$(holders "$gw" ci/held)"
+  echo "after the ZooKeeper restart, $gw shows ci/held held by: $after"
+  [ "$after" = "$held_session $held_token" ] || fail "ci/held through $gw: '$after', expected '$held_session $held_token'"
+done
 
 # End the command: warden lock releases the lock and exits with the command's status (143: SIGTERM).
 command_pid="$(pgrep -P "$CLI_PID" -x sleep || true)"
@@ -257,7 +348,6 @@ kill -TERM "$command_pid"
 rc=0
 wait "$CLI_PID" || rc=$?
 CLI_PID=""
-STEP="start"
 [ "$rc" -eq 143 ] || { show "$LOGS/cli.log"; fail "warden lock exited with $rc, expected 143 (its command's SIGTERM)"; }
 seen="$(holders "$GW1" ci/held)"
 [ -z "$seen" ] || fail "ci/held is still held after warden lock ended: $seen"
