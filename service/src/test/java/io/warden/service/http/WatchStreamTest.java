@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.warden.service.Gateway;
+import io.warden.service.support.SseTestClient;
 import io.warden.service.support.WardenFixture;
 import java.time.Duration;
 import java.util.List;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.warden.service.Gateway;
+import io.warden.service.support.SseTestClient;
 import io.warden.service.support.WardenFixture;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -66,8 +67,8 @@ class WatchStreamFaultsTest {
         int others = gw.watches().watchCount(); // the gateway's own (its console's event log, say)
         String ns = namespace("slow");
         List<String> locks = makeLocks(ns, 40);
-        List<SseReader.Event> all = new ArrayList<>();
-        try (SseReader fast = SseReader.open(gw.httpPort(), "?prefix=" + ns);
+        List<SseTestClient.Event> all = new ArrayList<>();
+        try (SseTestClient fast = SseTestClient.watch(gw.httpPort(), "?prefix=" + ns);
              StalledWatch slow = StalledWatch.open(gw.httpPort(), "/v1/watch?prefix=" + ns + "&since_revision=0")) {
             WardenFixture.await("both watches are served", () -> gw.watches().watchCount() == others + 2);
 
@@ -91,19 +92,19 @@ class WatchStreamFaultsTest {
             assertThat(resumeFrom).as("the RESYNC of since_revision=0 at least").isPositive();
 
             // Resuming from the last id the stalled client got loses nothing: the missed events, or a RESYNC.
-            List<SseReader.Event> missed = all.stream().filter(e -> e.revision() > resumeFrom).toList();
-            try (SseReader resumed = SseReader.open(gw.httpPort(), "?prefix=" + ns + "&since_revision=" + resumeFrom)) {
-                SseReader.Event first = resumed.next();
+            List<SseTestClient.Event> missed = all.stream().filter(e -> e.revision() > resumeFrom).toList();
+            try (SseTestClient resumed = SseTestClient.watch(gw.httpPort(), "?prefix=" + ns + "&since_revision=" + resumeFrom)) {
+                SseTestClient.Event first = resumed.next();
                 if (first.type().equals("RESYNC")) {
                     // history no longer reaches back that far (more than 10,000 events were made): the current state
                     assertThat(first.revision()).isGreaterThanOrEqualTo(all.get(all.size() - 1).revision());
                     assertThat(first.data().get("locks")).allSatisfy(l -> assertThat(l.get("holders")).isEmpty());
                 } else {
-                    List<SseReader.Event> replay = new ArrayList<>(List.of(first));
+                    List<SseTestClient.Event> replay = new ArrayList<>(List.of(first));
                     replay.addAll(resumed.next(missed.size() - 1));
                     assertThat(keys(replay)).isEqualTo(keys(missed));
                 }
-                List<SseReader.Event> live = round(resumed, locks);
+                List<SseTestClient.Event> live = round(resumed, locks);
                 assertThat(live.get(0).revision()).isGreaterThan(all.get(all.size() - 1).revision());
             }
         }
@@ -117,8 +118,8 @@ class WatchStreamFaultsTest {
         Gateway other = fx.gateway();
         String ns = namespace("drain");
         List<String> locks = makeLocks(ns, 5);
-        try (SseReader reference = SseReader.open(other.httpPort(), "?prefix=" + ns);
-             SseReader watcher = SseReader.open(draining.httpPort(), "?prefix=" + ns)) {
+        try (SseTestClient reference = SseTestClient.watch(other.httpPort(), "?prefix=" + ns);
+             SseTestClient watcher = SseTestClient.watch(draining.httpPort(), "?prefix=" + ns)) {
             round(watcher, locks);
             round(watcher, locks);
             // Queued and unread when the drain begins: what the hub has published is written before the end.
@@ -126,27 +127,27 @@ class WatchStreamFaultsTest {
 
             draining.drain();
 
-            SseReader.End end = watcher.awaitEnd();
+            SseTestClient.End end = watcher.awaitEnd();
             assertThat(end.clean()).as("ended as a response, not cut: %s", end).isTrue();
             assertThat(watcher.comments()).last().asString().startsWith("closing: gateway draining");
             releaseAll(held);
             // two rounds (3 events per lock each), then QUEUED+GRANTED and RELEASED per lock
             int n = locks.size();
-            List<SseReader.Event> everything = reference.next(3 * n + 3 * n + 2 * n + n);
+            List<SseTestClient.Event> everything = reference.next(3 * n + 3 * n + 2 * n + n);
             assertThat(everything.subList(8 * n, 9 * n)).allSatisfy(e -> assertThat(e.type()).isEqualTo("RELEASED"));
 
             // What the drained watcher got is a prefix of what the reference watcher got, in order.
-            List<SseReader.Event> seen = watcher.received();
+            List<SseTestClient.Event> seen = watcher.received();
             assertThat(keys(seen)).isEqualTo(keys(everything.subList(0, seen.size())));
 
             long lastId = watcher.lastId();
             assertThat(lastId).isPositive();
-            List<SseReader.Event> missed = everything.stream().filter(e -> e.revision() > lastId).toList();
+            List<SseTestClient.Event> missed = everything.stream().filter(e -> e.revision() > lastId).toList();
             assertThat(missed).as("the drain left something to resume").isNotEmpty();
-            try (SseReader resumed = SseReader.open(other.httpPort(), "?prefix=" + ns + "&since_revision=" + lastId)) {
-                List<SseReader.Event> replay = resumed.next(missed.size());
+            try (SseTestClient resumed = SseTestClient.watch(other.httpPort(), "?prefix=" + ns + "&since_revision=" + lastId)) {
+                List<SseTestClient.Event> replay = resumed.next(missed.size());
                 assertThat(keys(replay)).as("exactly the events after the last id, no RESYNC").isEqualTo(keys(missed));
-                List<SseReader.Event> live = round(resumed, locks);
+                List<SseTestClient.Event> live = round(resumed, locks);
                 assertThat(live.get(0).revision()).isGreaterThan(missed.get(missed.size() - 1).revision());
             }
         }
@@ -159,7 +160,7 @@ class WatchStreamFaultsTest {
         Gateway gw = fx.gateway();
         String ns = namespace("lost");
         List<String> locks = makeLocks(ns, 3);
-        try (SseReader watcher = SseReader.open(gw.httpPort(), "?prefix=" + ns)) {
+        try (SseTestClient watcher = SseTestClient.watch(gw.httpPort(), "?prefix=" + ns)) {
             round(watcher, locks);
             long beforeLoss = watcher.lastId();
             List<String> heldBefore = queueAll(locks.subList(0, 1));
@@ -170,14 +171,14 @@ class WatchStreamFaultsTest {
             List<String> heldDuring = queueAll(locks.subList(1, 2));
 
             // The stream stays open and says the history broke: a RESYNC, exact as of its revision.
-            SseReader.Event resync = nextOfType(watcher, "RESYNC");
+            SseTestClient.Event resync = nextOfType(watcher, "RESYNC");
             Map<String, Long> state = holders(resync);
             assertThat(state).containsEntry(locks.get(0), czxid(heldBefore.get(0)));
             long duringToken = czxid(heldDuring.get(0));
             if (!state.containsKey(locks.get(1))) {
                 // made after the mirror was read again: then it comes as events after the RESYNC
-                List<SseReader.Event> after = watcher.next(2);
-                assertThat(after).extracting(SseReader.Event::type).containsExactly("QUEUED", "GRANTED");
+                List<SseTestClient.Event> after = watcher.next(2);
+                assertThat(after).extracting(SseTestClient.Event::type).containsExactly("QUEUED", "GRANTED");
                 assertThat(after).allSatisfy(e -> assertThat(e.token()).isEqualTo(duringToken));
                 assertThat(after.get(0).revision()).isGreaterThan(resync.revision());
             } else {
@@ -186,15 +187,15 @@ class WatchStreamFaultsTest {
 
             // Events after the rebuild arrive.
             releaseAll(heldBefore);
-            SseReader.Event released = watcher.next();
+            SseTestClient.Event released = watcher.next();
             assertThat(released.type()).isEqualTo("RELEASED");
             assertThat(released.name()).isEqualTo(locks.get(0));
             assertThat(released.revision()).isGreaterThan(resync.revision());
             round(watcher, locks.subList(2, 3));
 
             // A resume from before the loss: the history starts again at the rebuild, so a RESYNC of the state now.
-            try (SseReader resumed = SseReader.open(gw.httpPort(), "?prefix=" + ns + "&since_revision=" + beforeLoss)) {
-                SseReader.Event first = resumed.next();
+            try (SseTestClient resumed = SseTestClient.watch(gw.httpPort(), "?prefix=" + ns + "&since_revision=" + beforeLoss)) {
+                SseTestClient.Event first = resumed.next();
                 assertThat(first.type()).isEqualTo("RESYNC");
                 assertThat(first.revision()).isGreaterThanOrEqualTo(watcher.lastId());
                 assertThat(holders(first)).isEqualTo(Map.of(locks.get(1), duringToken));
@@ -220,7 +221,7 @@ class WatchStreamFaultsTest {
             String ns = namespace("gap");
             List<String> locks = makeLocks(ns, 2);
             List<CompletableFuture<Integer>> writers = new ArrayList<>();
-            try (SseReader watcher = SseReader.open(gw.httpPort(), "?prefix=" + ns)) {
+            try (SseTestClient watcher = SseTestClient.watch(gw.httpPort(), "?prefix=" + ns)) {
                 round(watcher, locks);
 
                 proxy.partition();
@@ -236,7 +237,7 @@ class WatchStreamFaultsTest {
                     writers.add(CompletableFuture.supplyAsync(() -> churn(locks.get(1), 50)));
                 }
 
-                SseReader.Event first = watcher.next();
+                SseTestClient.Event first = watcher.next();
                 proxy.delayRequests(0);
                 assertThat(first.type()).as("the first event after the gap must say that history broke, got %s", first)
                         .isEqualTo("RESYNC");
@@ -244,9 +245,9 @@ class WatchStreamFaultsTest {
                 assertThat(holders(first)).containsEntry(locks.get(0), gapToken);
 
                 // and events go on after it
-                CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(SseReader.DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+                CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).get(SseTestClient.DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
                 releaseAll(inTheGap);
-                SseReader.Event released;
+                SseTestClient.Event released;
                 do {
                     released = watcher.next();
                 } while (!locks.get(0).equals(released.name()));
@@ -256,7 +257,7 @@ class WatchStreamFaultsTest {
             } finally {
                 proxy.delayRequests(0);
                 CompletableFuture.allOf(writers.toArray(CompletableFuture[]::new)).exceptionally(e -> null)
-                        .get(SseReader.DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+                        .get(SseTestClient.DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
                 gw.close(); // before the proxy goes, or it waits out its ZooKeeper session
             }
         }
@@ -326,49 +327,49 @@ class WatchStreamFaultsTest {
      * {@code watcher} reports exactly that: QUEUED and GRANTED per lock at the first revision (the nodes' token), then
      * RELEASED per lock at the second. Returns those events.
      */
-    private List<SseReader.Event> round(SseReader watcher, List<String> locks) throws Exception {
+    private List<SseTestClient.Event> round(SseTestClient watcher, List<String> locks) throws Exception {
         if (locks.isEmpty()) {
             return List.of();
         }
         List<String> nodes = queueAll(locks);
-        List<SseReader.Event> queued = watcher.next(2 * locks.size());
+        List<SseTestClient.Event> queued = watcher.next(2 * locks.size());
         long created = queued.get(0).revision();
         for (int i = 0; i < locks.size(); i++) {
-            SseReader.Event q = queued.get(2 * i);
-            SseReader.Event g = queued.get(2 * i + 1);
+            SseTestClient.Event q = queued.get(2 * i);
+            SseTestClient.Event g = queued.get(2 * i + 1);
             assertThat(q.type()).as(q.toString()).isEqualTo("QUEUED");
             assertThat(g.type()).as(g.toString()).isEqualTo("GRANTED");
-            for (SseReader.Event e : List.of(q, g)) {
+            for (SseTestClient.Event e : List.of(q, g)) {
                 assertThat(e.name()).as(e.toString()).isEqualTo(locks.get(i));
                 assertThat(e.revision()).as(e.toString()).isEqualTo(created);
                 assertThat(e.token()).as(e.toString()).isEqualTo(created);
             }
         }
         releaseAll(nodes);
-        List<SseReader.Event> released = watcher.next(locks.size());
+        List<SseTestClient.Event> released = watcher.next(locks.size());
         long deleted = released.get(0).revision();
         assertThat(deleted).isGreaterThan(created);
         for (int i = 0; i < locks.size(); i++) {
-            SseReader.Event r = released.get(i);
+            SseTestClient.Event r = released.get(i);
             assertThat(r.type()).as(r.toString()).isEqualTo("RELEASED");
             assertThat(r.name()).as(r.toString()).isEqualTo(locks.get(i));
             assertThat(r.revision()).as(r.toString()).isEqualTo(deleted);
             assertThat(r.token()).as(r.toString()).isEqualTo(created);
         }
-        List<SseReader.Event> out = new ArrayList<>(queued);
+        List<SseTestClient.Event> out = new ArrayList<>(queued);
         out.addAll(released);
         return out;
     }
 
     /** The next event, which must be of {@code type}. */
-    private static SseReader.Event nextOfType(SseReader watcher, String type) {
-        SseReader.Event e = watcher.next();
+    private static SseTestClient.Event nextOfType(SseTestClient watcher, String type) {
+        SseTestClient.Event e = watcher.next();
         assertThat(e.type()).as("the next event: %s", e).isEqualTo(type);
         return e;
     }
 
     /** The holders' tokens by lock name in a RESYNC event (locks without holders left out). */
-    private static Map<String, Long> holders(SseReader.Event resync) {
+    private static Map<String, Long> holders(SseTestClient.Event resync) {
         Map<String, Long> out = new HashMap<>();
         for (JsonNode lock : resync.data().get("locks")) {
             for (JsonNode h : lock.get("holders")) {
@@ -378,8 +379,8 @@ class WatchStreamFaultsTest {
         return out;
     }
 
-    private static List<String> keys(List<SseReader.Event> events) {
-        return events.stream().map(SseReader.Event::key).toList();
+    private static List<String> keys(List<SseTestClient.Event> events) {
+        return events.stream().map(SseTestClient.Event::key).toList();
     }
 
     /** The id of the last complete event frame in a raw SSE response (-1 when none). */
@@ -432,7 +433,7 @@ class WatchStreamFaultsTest {
         /** Reads everything the gateway sent until it closed the connection; fails if it is still open at the deadline. */
         String readUntilClosed() throws IOException {
             ByteArrayOutputStream got = new ByteArrayOutputStream();
-            long deadline = System.nanoTime() + SseReader.DEADLINE.toNanos();
+            long deadline = System.nanoTime() + SseTestClient.DEADLINE.toNanos();
             socket.setSoTimeout(1000);
             InputStream in = socket.getInputStream();
             byte[] buf = new byte[64 * 1024];

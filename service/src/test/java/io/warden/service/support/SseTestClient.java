@@ -1,4 +1,4 @@
-package io.warden.service.watch;
+package io.warden.service.support;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
@@ -11,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -19,75 +20,102 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
 /**
- * A reading client of {@code GET /v1/watch} for the watch tests: parses the Server-Sent Events on a reader thread,
- * hands events out with a deadline, keeps the comments, and tells a clean end of the stream (the response ended) from
- * a broken one (the connection was cut).
+ * A Server-Sent Events client of {@code GET /v1/watch} for tests: parses the stream on a reader thread, hands events
+ * out with a deadline, keeps every event and comment received, and tells a clean end of the stream (the response
+ * ended) from a broken one (the connection was cut). A non-200 answer's problem document is one event of type
+ * {@code problem}.
+ *
+ * <p>Thread-safety: one test thread takes events; the reader thread only adds to thread-safe collections.
  */
-final class SseReader implements AutoCloseable {
-    static final Duration DEADLINE = Duration.ofSeconds(30);
-    static final ObjectMapper JSON = new ObjectMapper();
+public final class SseTestClient implements AutoCloseable {
+    public static final Duration DEADLINE = Duration.ofSeconds(30);
+    private static final ObjectMapper JSON = new ObjectMapper();
+    private static final Object END = new Object();
     private static final HttpClient CLIENT = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     /** One event: the SSE {@code id} (null when the frame had none), its {@code event} type and JSON {@code data}. */
-    record Event(String id, String type, JsonNode data) {
-        long revision() {
+    public record Event(String id, String type, JsonNode data) {
+        public long revision() {
             return data.get("revision").asLong();
         }
 
-        String name() {
+        public String name() {
             return data.path("name").asText(null);
         }
 
-        long token() {
+        public String sessionId() {
+            return data.path("session_id").asText(null);
+        }
+
+        public long token() {
             return data.path("token").asLong();
         }
 
         /** What identifies an event across streams: revision, type, lock and token. */
-        String key() {
+        public String key() {
             return revision() + " " + type + " " + name() + " " + (type.equals("RESYNC") ? "" : token());
         }
 
         @Override
         public String toString() {
-            return type + "@" + revision() + (id == null ? "" : " id " + id) + " " + name() + " token " + token();
+            return type + (id == null ? "" : "@" + id) + " " + data;
         }
     }
 
     /** How the stream ended: {@code clean} when the response ended normally, else the error that broke it. */
-    record End(boolean clean, String error) {
+    public record End(boolean clean, String error) {
     }
 
     private final HttpResponse<Stream<String>> response;
-    private final BlockingQueue<Event> events = new LinkedBlockingQueue<>();
+    private final BlockingQueue<Object> events = new LinkedBlockingQueue<>();
     private final List<Event> received = new CopyOnWriteArrayList<>();
     private final List<String> comments = new CopyOnWriteArrayList<>();
     private final CompletableFuture<End> end = new CompletableFuture<>();
     private final Thread reader;
 
-    private SseReader(HttpResponse<Stream<String>> response) {
+    private SseTestClient(HttpResponse<Stream<String>> response) {
         this.response = response;
-        this.reader = new Thread(this::read, "sse-reader");
+        this.reader = new Thread(this::read, "sse-test-reader");
         this.reader.setDaemon(true);
         this.reader.start();
     }
 
-    /** Opens {@code /v1/watch{query}} and returns once the response headers (200) are in: the watch is subscribed. */
-    static SseReader open(int port, String query) {
-        HttpRequest request = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/watch" + query))
-                .header("Accept", "text/event-stream").GET().build();
+    /** Opens {@code /v1/watch{query}} whatever the answer (see {@link #status()}). */
+    public static SseTestClient open(int port, String query) {
+        return open(port, query, Map.of());
+    }
+
+    public static SseTestClient open(int port, String query, Map<String, String> headers) {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/watch" + query))
+                .header("Accept", "text/event-stream").GET();
+        headers.forEach(b::header);
         try {
-            HttpResponse<Stream<String>> r = CLIENT.send(request, HttpResponse.BodyHandlers.ofLines());
-            if (r.statusCode() != 200) {
-                String body = String.join("\n", r.body().toList());
-                throw new AssertionError("GET /v1/watch" + query + " answered " + r.statusCode() + ": " + body);
-            }
-            return new SseReader(r);
+            return new SseTestClient(CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofLines()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);
         }
+    }
+
+    /** Opens {@code /v1/watch{query}} and returns once the response headers are in, failing unless it is a 200. */
+    public static SseTestClient watch(int port, String query) {
+        SseTestClient c = open(port, query);
+        if (c.status() != 200) {
+            String body = String.valueOf(c.next().data());
+            c.close();
+            throw new AssertionError("GET /v1/watch" + query + " answered " + c.status() + ": " + body);
+        }
+        return c;
+    }
+
+    public int status() {
+        return response.statusCode();
+    }
+
+    public String contentType() {
+        return response.headers().firstValue("Content-Type").orElse(null);
     }
 
     private void read() {
@@ -99,9 +127,7 @@ final class SseReader implements AutoCloseable {
                 String line = it.next();
                 if (line.isEmpty()) {
                     if (data.length() > 0) {
-                        Event e = new Event(id, type, JSON.readTree(data.toString()));
-                        received.add(e);
-                        events.add(e);
+                        add(new Event(id, type, JSON.readTree(data.toString())));
                     }
                     id = null;
                     type = null;
@@ -114,31 +140,45 @@ final class SseReader implements AutoCloseable {
                     type = line.substring(7);
                 } else if (line.startsWith("data: ")) {
                     data.append(line.substring(6));
+                } else if (status() != 200) {
+                    data.append(line); // a problem document
                 }
             }
+            if (status() != 200 && data.length() > 0) {
+                add(new Event(null, "problem", JSON.readTree(data.toString())));
+            }
             end.complete(new End(true, null));
-        } catch (IOException | UncheckedIOException e) {
+        } catch (IOException | RuntimeException e) {
             end.complete(new End(false, e.toString()));
-        } catch (RuntimeException e) {
-            end.complete(new End(false, e.toString()));
+        } finally {
+            events.add(END);
         }
     }
 
-    /** The next event, within the deadline. */
-    Event next() {
+    private void add(Event e) {
+        received.add(e);
+        events.add(e);
+    }
+
+    /** The next event, within the deadline; fails when the stream has ended. */
+    public Event next() {
         try {
-            Event e = events.poll(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
-            if (e == null) {
-                throw new AssertionError("no event within " + DEADLINE + (end.isDone() ? "; the stream ended: " + end.join() : ""));
+            Object o = events.poll(DEADLINE.toMillis(), TimeUnit.MILLISECONDS);
+            if (o == null) {
+                throw new AssertionError("no event within " + DEADLINE);
             }
-            return e;
+            if (o == END) {
+                events.add(END);
+                throw new AssertionError("the stream ended: " + end.join());
+            }
+            return (Event) o;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new AssertionError(e);
         }
     }
 
-    List<Event> next(int n) {
+    public List<Event> next(int n) {
         List<Event> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(next());
@@ -147,12 +187,12 @@ final class SseReader implements AutoCloseable {
     }
 
     /** Every event received so far, in order (also those not yet taken with {@link #next}). */
-    List<Event> received() {
+    public List<Event> received() {
         return List.copyOf(received);
     }
 
     /** The revision of the last {@code id:} received, or -1. */
-    long lastId() {
+    public long lastId() {
         long last = -1;
         for (Event e : received) {
             if (e.id() != null) {
@@ -162,12 +202,12 @@ final class SseReader implements AutoCloseable {
         return last;
     }
 
-    List<String> comments() {
+    public List<String> comments() {
         return List.copyOf(comments);
     }
 
-    /** Waits until the stream ends, and says how. */
-    End awaitEnd() {
+    /** Waits until the stream ends (events not taken yet do not matter), and says how. */
+    public End awaitEnd() {
         return end.orTimeout(DEADLINE.toMillis(), TimeUnit.MILLISECONDS).join();
     }
 
