@@ -11,6 +11,7 @@ import io.warden.service.http.HttpApi;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
 import io.warden.service.metrics.WardenMetrics;
+import io.warden.service.session.Owner;
 import io.warden.service.session.SessionManager;
 import io.warden.service.time.Clock;
 import io.warden.service.time.SystemClock;
@@ -86,8 +87,9 @@ public final class Gateway implements AutoCloseable {
                 .build();
         this.zk = new Zk(client, metrics);
         this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock());
-        this.sessions = new SessionManager(zk, clock, metrics, engine, gatewayId, config.sessionTtlMin(),
-                config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway());
+        this.sessions = new SessionManager(zk, clock, metrics, engine, Owner.newIncarnation(gatewayId), config.sessionTtlMin(),
+                config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(),
+                SessionManager.vouchBound(config.zkSessionTimeout()));
         this.lister = new LockLister(zk, engine);
         this.warden = new WardenService(engine, sessions, lister, this::ready);
         this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
@@ -144,6 +146,7 @@ public final class Gateway implements AutoCloseable {
                     // made by another gateway or an earlier run
                 }
             }
+            sessions.start();
             registration.start();
             if (!registration.waitForInitialCreate(waitMs, TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("could not register gateway " + gatewayId + " in ZooKeeper within " + waitMs + " ms");
@@ -180,11 +183,6 @@ public final class Gateway implements AutoCloseable {
             throw e;
         } catch (Exception e) {
             throw new IllegalStateException("could not start gateway: " + e.getMessage(), e);
-        }
-        if (config.sessionTtlMin().toMillis() * 3 < config.zkSessionTimeout().toMillis() * 2) {
-            log.info("note: sessions with a TTL under {} ms (2/3 of zk-session-timeout-ms) that are kept alive through a gateway "
-                    + "cut off from ZooKeeper may be expired early by the gateway that adopts them; see docs/design.md, "
-                    + "Known limits", config.zkSessionTimeout().toMillis() * 2 / 3);
         }
         http.start(config.httpHost(), config.httpPort());
         advertise();
@@ -323,6 +321,11 @@ public final class Gateway implements AutoCloseable {
 
     public WardenMetrics metrics() {
         return metrics;
+    }
+
+    /** This gateway's ZooKeeper client (fault-injection tests expire its ZooKeeper session through it). */
+    public CuratorFramework curator() {
+        return client;
     }
 
     public boolean isLeader() {

@@ -32,14 +32,14 @@ final class LockDelays {
 
     private final Zk zk;
     private final Clock clock;
-    private final String gatewayId;
-    /** Lock-delays this gateway will finish, by session id. */
+    private final Owner owner;
+    /** Lock-delays this gateway will finish, by session id (bounded by the sessions that expired with holds here). */
     private final Set<String> mine = ConcurrentHashMap.newKeySet();
 
-    LockDelays(Zk zk, Clock clock, String gatewayId) {
+    LockDelays(Zk zk, Clock clock, Owner owner) {
         this.zk = zk;
         this.clock = clock;
-        this.gatewayId = gatewayId;
+        this.owner = owner;
     }
 
     /** Finishes the lock-delay of {@code sessionId} after {@code delayMs}, measured on this gateway's clock. */
@@ -85,25 +85,46 @@ final class LockDelays {
         });
     }
 
-    /** Adopts the lock-delays whose gateway is {@code orphaned}; answers how many. */
-    CompletableFuture<Integer> adoptOrphans(Predicate<String> orphaned) {
+    /**
+     * Adopts the lock-delays whose owner is {@code orphaned}; answers how many. Idempotent: a compare-and-set whose
+     * reply was lost (Curator sends it again and gets BADVERSION) is followed by a read, and a record that names this
+     * gateway run is finished here whoever wrote it (adoptions are rare: one read each is cheap).
+     */
+    CompletableFuture<Integer> adoptOrphans(Predicate<LockDelayRecord> orphaned) {
         return zk.children(CellPaths.LOCK_DELAY).thenCompose(ids -> {
             List<CompletableFuture<Integer>> adopted = new ArrayList<>();
             for (String id : ids) {
                 if (mine.contains(id)) {
                     continue;
                 }
-                adopted.add(zk.data(CellPaths.lockDelay(id)).thenCompose(ds -> {
+                String path = CellPaths.lockDelay(id);
+                adopted.add(zk.data(path).thenCompose(ds -> {
                     LockDelayRecord rec = Json.readOrNull(ds.data(), LockDelayRecord.class);
-                    if (rec == null || !orphaned.test(rec.gateway())) {
+                    if (owner.owns(rec)) {
+                        schedule(id, rec.delayMs()); // ours already (an earlier pass whose reply was lost)
+                        return CompletableFuture.completedFuture(1);
+                    }
+                    if (rec == null || !orphaned.test(rec)) {
                         return CompletableFuture.completedFuture(0);
                     }
-                    LockDelayRecord taken = new LockDelayRecord(rec.sessionId(), rec.delayMs(), rec.nodes(), gatewayId);
-                    return zk.setData(CellPaths.lockDelay(id), Json.write(taken), ds.stat().getVersion()).thenApply(s -> {
-                        schedule(id, rec.delayMs());
-                        return 1;
-                    });
-                }).exceptionally(e -> 0));
+                    return zk.setData(path, Json.write(rec.withOwner(owner)), ds.stat().getVersion()).handle((s, err) -> {
+                        if (err == null) {
+                            schedule(id, rec.delayMs());
+                            return CompletableFuture.completedFuture(1);
+                        }
+                        return zk.data(path).thenApply(again -> {
+                            LockDelayRecord now = Json.readOrNull(again.data(), LockDelayRecord.class);
+                            if (owner.owns(now)) {
+                                schedule(id, now.delayMs());
+                                return 1;
+                            }
+                            return 0;
+                        });
+                    }).thenCompose(f -> f);
+                }).exceptionally(e -> {
+                    log.debug("could not adopt the lock-delay of session {}: {}", id, Zk.unwrap(e).toString());
+                    return 0;
+                }));
             }
             return CompletableFuture.allOf(adopted.toArray(CompletableFuture[]::new))
                     .thenApply(v -> adopted.stream().mapToInt(CompletableFuture::join).sum());

@@ -9,7 +9,8 @@ import java.util.UUID;
  * The ZooKeeper layout of a cell (contract §4), relative to the cell's chroot:
  * <pre>
  * /locks/{namespace}/{path...}          CONTAINER per lock name; children are the queue (see QueueEntry)
- * /sessions/{session_id}                 the durable session record (SessionRecord JSON)
+ * /sessions/{session_id}                 the durable session record (SessionRecord JSON: client id, TTL, lock-delay,
+ *                                        and its tracker: gateway id and incarnation)
  * /sessions/{session_id}/{request_uuid}  one child per queued or granted request of the session (RequestRecord JSON);
  *                                        created in the same multi as its queue node, so its czxid is the token
  * /gateways/{gateway_id}                 EPHEMERAL: live gateways

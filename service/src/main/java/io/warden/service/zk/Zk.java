@@ -53,6 +53,18 @@ public final class Zk {
         return client.getZookeeperClient().isConnected();
     }
 
+    /**
+     * The id of the client's current ZooKeeper session, or 0 when it has none. Watches belong to a ZooKeeper session: a
+     * watch set while this returned X is gone once it returns anything else.
+     */
+    public long sessionId() {
+        try {
+            return client.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
     /** Throws UNAVAILABLE at once when ZooKeeper is not connected: the API answers 503 quickly instead of hanging. */
     public void failFast() {
         if (!connected()) {

@@ -26,7 +26,7 @@ class HttpUnavailableTest {
     }
 
     @Test
-    void noQuorum_answers503_keepalivesStillWork_thenRecovers() throws Exception {
+    void noQuorum_answers503_keepalivesToo_thenRecovers() throws Exception {
         String session = http.postJson("/v1/sessions", "client_id", "c", "ttl_ms", 60_000).json().get("session_id").asText();
 
         fx.server.stop();
@@ -39,11 +39,14 @@ class HttpUnavailableTest {
         assertThat(http.get("/v1/locks/u/x").status()).isEqualTo(503);
         assertThat(http.get("/v1/check?name=u/x&token=1").status()).isEqualTo(503);
         assertThat(http.postJson("/v1/sessions", "client_id", "d").status()).isEqualTo(503);
-        assertThat(http.post("/v1/sessions/" + session + "/keepalive", "").status()).as("keepalives still reset TTLs").isEqualTo(200);
+        HttpTestClient.Reply keepalive = http.post("/v1/sessions/" + session + "/keepalive", "");
+        assertThat(keepalive.status()).as("no keepalive acknowledged by a gateway that cannot vouch (§2.3)").isEqualTo(503);
+        assertThat(keepalive.json().get("code").asText()).isEqualTo("UNAVAILABLE");
         assertThat(http.get("/health/live").status()).isEqualTo(200);
 
         fx.server.restart();
         WardenFixture.await("ready again", () -> http.get("/health/ready").status() == 200);
+        WardenFixture.await("keepalives acknowledged again", () -> http.post("/v1/sessions/" + session + "/keepalive", "").status() == 200);
         HttpTestClient.Reply again = http.postJson("/v1/acquire", "session_id", session, "name", "u/x");
         assertThat(again.status()).isEqualTo(200);
         assertThat(again.json().get("status").asText()).isEqualTo("GRANTED");

@@ -2,35 +2,57 @@ package io.warden.service.support;
 
 import java.io.DataInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * A TCP proxy between ZooKeeper clients and one server that can lose a reply on purpose: once {@link #cutAfterNext(int)}
- * is armed, it forwards the next request of that kind (say {@code multi}) to the server and then closes the connection before the reply
- * comes back — the "applied, but the reply was lost" case. The client reconnects through the proxy (same ZooKeeper
- * session) and Curator sends the request again.
+ * A TCP proxy between ZooKeeper clients and one server that injects real network faults:
+ * <ul>
+ *   <li>{@link #cutAfterNext(int)} / {@link #cutAfterNext(int, int)}: the next request(s) of that kind (say
+ *   {@code multi}) reach the server, and the connection is closed before the reply comes back — the "applied, but the
+ *   reply was lost" case. The client reconnects through the proxy (same ZooKeeper session) and Curator sends the
+ *   request again.</li>
+ *   <li>{@link #blackhole()}: every byte in either direction is dropped from now on, and the sockets stay open — a
+ *   one-sided partition as a switch or a firewall makes it: the client learns of it only from its own timeouts.</li>
+ *   <li>{@link #partition()}: every connection is closed and new ones are refused — the client sees the loss at once
+ *   (Curator: SUSPENDED).</li>
+ *   <li>{@link #delayRequests(long)}: requests reach the server late, while its replies and notifications flow.</li>
+ *   <li>{@link #heal()} ends a black hole or a partition (black-holed connections stay broken; the client reconnects).</li>
+ * </ul>
  *
  * <p>It reads the ZooKeeper framing only: each packet is a 4-byte length and a body; the first packet of a connection
  * is the connect request, every later request body starts with an xid and an op code.
  *
- * <p>Concurrency: two daemon threads per connection copy bytes; {@link #armed} and {@link #cut} are the shared state.
+ * <p>Concurrency: two daemon threads per connection copy bytes; {@link #armed}, {@link #cutsLeft}, {@link #cut},
+ * {@link #blackholed}, {@link #partitioned} and {@link #requestDelayMillis} are the shared state, each atomic or volatile.
  */
 public final class ZkCutProxy implements AutoCloseable {
     /** ZooKeeper op codes this proxy can cut after. */
     public static final int CREATE2 = 15;
     public static final int MULTI = 14;
+    public static final int GET_DATA = 4;
+    public static final int SET_DATA = 5;
     private final ServerSocket listener;
     private final int serverPort;
     /** The op code to cut after, or 0 when not armed. */
-    private final java.util.concurrent.atomic.AtomicInteger armed = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger armed = new AtomicInteger();
+    /** How many more requests of the armed kind to cut. */
+    private final AtomicInteger cutsLeft = new AtomicInteger();
+    /** Only requests whose body contains this text (say a session id in the path) are cut; empty: any. */
+    private volatile String cutOnly = "";
     private final AtomicBoolean cut = new AtomicBoolean();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
+    private volatile long requestDelayMillis;
+    private volatile boolean blackholed;
+    private volatile boolean partitioned;
     private volatile boolean closed;
 
     public ZkCutProxy(int serverPort) throws IOException {
@@ -47,7 +69,19 @@ public final class ZkCutProxy implements AutoCloseable {
 
     /** The next request with this op code reaches the server, and its connection is closed before the reply. */
     public void cutAfterNext(int opCode) {
+        cutAfterNext(opCode, 1);
+    }
+
+    /** Likewise for the next {@code times} requests with this op code (each on the connection made after the last cut). */
+    public void cutAfterNext(int opCode, int times) {
+        cutAfterNext(opCode, times, "");
+    }
+
+    /** Likewise, only for requests whose body contains {@code pathPart} (a request carries its path as text). */
+    public void cutAfterNext(int opCode, int times, String pathPart) {
         cut.set(false);
+        cutOnly = pathPart;
+        cutsLeft.set(times);
         armed.set(opCode);
     }
 
@@ -56,15 +90,51 @@ public final class ZkCutProxy implements AutoCloseable {
         return cut.get();
     }
 
+    /** From now on each request is held this long before it goes on to the server (0: none); replies are not delayed. */
+    public void delayRequests(long millis) {
+        requestDelayMillis = millis;
+    }
+
+    /** Drops every byte in both directions from now on; sockets stay open (connections are accepted, then starved). */
+    public void blackhole() {
+        blackholed = true;
+    }
+
+    /** Closes every connection and refuses new ones until {@link #heal()}. */
+    public void partition() {
+        partitioned = true;
+        for (Socket s : sockets) {
+            closeQuietly(s);
+        }
+        sockets.clear();
+    }
+
+    /** Ends a black hole or a partition: new connections work again. */
+    public void heal() {
+        if (blackholed) {
+            // A black-holed connection lost bytes: it cannot carry on. Its client has given up on it or soon will.
+            for (Socket s : sockets) {
+                closeQuietly(s);
+            }
+            sockets.clear();
+        }
+        blackholed = false;
+        partitioned = false;
+    }
+
     private void acceptLoop() {
         while (!closed) {
             try {
                 Socket client = listener.accept();
+                if (partitioned) {
+                    closeQuietly(client);
+                    continue;
+                }
                 Socket server = new Socket(InetAddress.getLoopbackAddress(), serverPort);
                 sockets.add(client);
                 sockets.add(server);
                 start("zk-cut-proxy-up", () -> upstream(client, server));
-                start("zk-cut-proxy-down", () -> copy(server, client));
+                start("zk-cut-proxy-down", () -> downstream(server, client));
             } catch (IOException e) {
                 if (!closed) {
                     continue;
@@ -80,7 +150,7 @@ public final class ZkCutProxy implements AutoCloseable {
         t.start();
     }
 
-    /** Client to server, packet by packet, watching for the multi to cut after. */
+    /** Client to server, packet by packet, watching for the request to cut after. */
     private void upstream(Socket client, Socket server) {
         try (client; server) {
             DataInputStream in = new DataInputStream(client.getInputStream());
@@ -92,12 +162,21 @@ public final class ZkCutProxy implements AutoCloseable {
                 if (body.length < length) {
                     return;
                 }
+                if (blackholed) {
+                    continue; // dropped on the floor
+                }
+                long delay = requestDelayMillis;
+                if (delay > 0) {
+                    Thread.sleep(delay); // injected latency, not synchronisation
+                }
                 out.write(new byte[]{(byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length});
                 out.write(body);
                 out.flush();
                 int op = !first && length >= 8 ? readInt(body, 4) : 0;
                 first = false;
-                if (op != 0 && armed.compareAndSet(op, 0)) {
+                if (op != 0 && armed.get() == op && new String(body, StandardCharsets.ISO_8859_1).contains(cutOnly)
+                        && cutsLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                    armed.compareAndSet(op, cutsLeft.get() > 0 ? op : 0);
                     // Drop the client's side at once, so the reply cannot reach it; keep the server's side open a
                     // moment so the server reads and applies the request rather than seeing a closed connection.
                     client.close();
@@ -111,10 +190,18 @@ public final class ZkCutProxy implements AutoCloseable {
         }
     }
 
-    /** Server to client, as is. */
-    private static void copy(Socket server, Socket client) {
+    /** Server to client, as is unless black-holed. */
+    private void downstream(Socket server, Socket client) {
         try (server; client) {
-            server.getInputStream().transferTo(client.getOutputStream());
+            InputStream in = server.getInputStream();
+            OutputStream out = client.getOutputStream();
+            byte[] buf = new byte[16 * 1024];
+            for (int n; (n = in.read(buf)) >= 0; ) {
+                if (!blackholed) {
+                    out.write(buf, 0, n);
+                    out.flush();
+                }
+            }
         } catch (IOException e) {
             // connection over
         }
@@ -124,16 +211,20 @@ public final class ZkCutProxy implements AutoCloseable {
         return (b[at] & 0xff) << 24 | (b[at + 1] & 0xff) << 16 | (b[at + 2] & 0xff) << 8 | b[at + 3] & 0xff;
     }
 
+    private static void closeQuietly(Socket s) {
+        try {
+            s.close();
+        } catch (IOException ignored) {
+            // closing anyway
+        }
+    }
+
     @Override
     public void close() throws IOException {
         closed = true;
         listener.close();
         for (Socket s : sockets) {
-            try {
-                s.close();
-            } catch (IOException ignored) {
-                // closing anyway
-            }
+            closeQuietly(s);
         }
     }
 }

@@ -1,0 +1,106 @@
+package io.warden.service.session;
+
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Predicate;
+
+/**
+ * Adoption: this gateway starts tracking sessions (and finishing lock-delays) whose owner is gone — the elected
+ * leader for vanished gateways, and every gateway at start for its own earlier incarnations. Each adopted session gets
+ * TTL + B (see {@link Vouching}): the old owner may have acknowledged a keepalive up to B before it could no longer.
+ *
+ * <p>Idempotent: the compare-and-set on the record can be applied and its reply lost, and Curator's resend then fails
+ * with BADVERSION. Any failure is followed by a read; a record that names this gateway run is tracked whoever wrote it,
+ * so an adopted session is never left with no tracker.
+ *
+ * <p>Concurrency: stateless; passes may overlap (a second compare-and-set on the same record fails harmlessly and the
+ * read that follows finds it ours).
+ */
+final class Adoption {
+    private static final Logger log = LoggerFactory.getLogger(Adoption.class);
+
+    private final Zk zk;
+    private final Owner owner;
+    private final Tracker tracker;
+    private final LockDelays lockDelays;
+
+    Adoption(Zk zk, Owner owner, Tracker tracker, LockDelays lockDelays) {
+        this.zk = zk;
+        this.owner = owner;
+        this.tracker = tracker;
+        this.lockDelays = lockDelays;
+    }
+
+    /** Adopts what names a gateway id that is not among {@code live} (the children of {@code /gateways}). */
+    CompletableFuture<Integer> orphansOf(Set<String> live) {
+        return adopt(gateway -> gateway == null || !live.contains(gateway));
+    }
+
+    /**
+     * Takes back what an earlier incarnation of this gateway id owned: a gateway that restarts under the same id must
+     * not leave its earlier run's sessions without a tracker (the leader sees that id alive and would not adopt them).
+     */
+    CompletableFuture<Integer> ownEarlierRuns() {
+        return adopt(owner.gatewayId()::equals);
+    }
+
+    private CompletableFuture<Integer> adopt(Predicate<String> orphanedGateway) {
+        CompletableFuture<Integer> sessions = zk.children(CellPaths.SESSIONS).thenCompose(ids -> {
+            List<CompletableFuture<Integer>> adopted = new ArrayList<>();
+            for (String id : ids) {
+                if (!tracker.tracks(id)) {
+                    adopted.add(adoptSession(id, orphanedGateway));
+                }
+            }
+            return CompletableFuture.allOf(adopted.toArray(CompletableFuture[]::new))
+                    .thenApply(v -> adopted.stream().mapToInt(CompletableFuture::join).sum());
+        });
+        return sessions.thenCombine(lockDelays.adoptOrphans(r -> !owner.owns(r) && orphanedGateway.test(r.gateway())), Integer::sum);
+    }
+
+    private CompletableFuture<Integer> adoptSession(String id, Predicate<String> orphanedGateway) {
+        String path = CellPaths.session(id);
+        return zk.data(path).thenCompose(ds -> {
+            SessionRecord rec = Json.readOrNull(ds.data(), SessionRecord.class);
+            if (rec == null) {
+                return CompletableFuture.completedFuture(0);
+            }
+            if (owner.owns(rec)) {
+                return CompletableFuture.completedFuture(track(id, rec, ds.stat().getVersion(), rec));
+            }
+            if (!orphanedGateway.test(rec.gateway())) {
+                return CompletableFuture.completedFuture(0);
+            }
+            // Compare-and-set against the version just read: if the record changed meanwhile (a keepalive took the
+            // session over elsewhere), it is not an orphan any more and this pass leaves it.
+            SessionRecord mine = rec.withOwner(owner);
+            return zk.setData(path, Json.write(mine), ds.stat().getVersion()).handle((stat, err) -> {
+                if (err == null) {
+                    return CompletableFuture.completedFuture(track(id, mine, stat.getVersion(), rec));
+                }
+                return zk.data(path).thenApply(again -> {
+                    SessionRecord now = Json.readOrNull(again.data(), SessionRecord.class);
+                    return owner.owns(now) ? track(id, now, again.stat().getVersion(), rec) : 0;
+                });
+            }).thenCompose(f -> f);
+        }).exceptionally(e -> {
+            log.debug("could not adopt session {}: {}", id, Zk.unwrap(e).toString());
+            return 0;
+        });
+    }
+
+    private int track(String id, SessionRecord mine, int version, SessionRecord before) {
+        tracker.track(id, mine, version, tracker.boundNanos());
+        log.info("adopted session {} of client {} (tracked by gateway {}#{} before) with a fresh TTL of {} ms + B",
+                id, mine.clientId(), before.gateway(), before.incarnation(), mine.ttlMs());
+        return 1;
+    }
+}

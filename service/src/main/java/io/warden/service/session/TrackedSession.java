@@ -1,0 +1,52 @@
+package io.warden.service.session;
+
+import io.warden.service.time.Clock;
+import org.apache.zookeeper.Watcher;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+
+/**
+ * A session whose TTL this gateway tracks: its deadline, and the two facts an acknowledgement needs.
+ *
+ * <p>States: LIVE ({@link #expiring} null, {@link #gone} false) → EXPIRING (an expiry's {@code multi} is under way) →
+ * LIVE again when it fails, or gone. A keepalive is acknowledged only in LIVE, and an expiry starts only from LIVE
+ * with the deadline passed, each under this object's monitor: acknowledging and expiring exclude each other.
+ *
+ * <p>Concurrency: every mutable field is guarded by {@code this}; the final ones are set at construction. Nothing that
+ * holds the monitor does I/O or waits.
+ */
+final class TrackedSession {
+    final String id;
+    final String clientId;
+    final long lockDelayMs;
+    /** The record watch; one object per tracked session, so re-arming it never adds another. */
+    final Watcher watcher;
+
+    /** The TTL in ms: what a keepalive resets the deadline to. */
+    long ttlMs;
+    /** When this gateway may expire the session, on its clock (ns). */
+    long deadline;
+    /** The newest version of the record this gateway has seen; the expiry's multi deletes at this version. */
+    int version = -1;
+    /**
+     * The ZooKeeper session in which the record's watch is set, or 0 when it is not (it fired, or setting it failed).
+     * Only while this equals the client's current ZooKeeper session would a takeover elsewhere have been heard.
+     */
+    long armedIn;
+    /** The deadline check scheduled on the clock, if any. */
+    Clock.Cancellable timer;
+    /** Completes true when the expiry under way removed the session, false when it did not; null when none is. */
+    CompletableFuture<Boolean> expiring;
+    /** A re-arm of the watch is scheduled on the clock. */
+    boolean rearmScheduled;
+    /** No longer tracked here (taken over elsewhere, closed, expired, or the gateway stopped). Written under the monitor. */
+    volatile boolean gone;
+
+    TrackedSession(String id, String clientId, long lockDelayMs, Function<TrackedSession, Watcher> watcherFor) {
+        this.id = id;
+        this.clientId = clientId;
+        this.lockDelayMs = lockDelayMs;
+        this.watcher = watcherFor.apply(this);
+    }
+}

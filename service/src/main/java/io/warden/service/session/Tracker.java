@@ -1,0 +1,446 @@
+package io.warden.service.session;
+
+import io.warden.service.api.WardenException;
+import io.warden.service.lock.LockEngine;
+import io.warden.service.time.Clock;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.apache.curator.framework.state.ConnectionState;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.Watcher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
+
+/**
+ * The sessions whose TTL this gateway tracks, and the two rules that make expiry late, never early (contract §2.3):
+ * <ol>
+ *   <li><b>Acknowledge only while vouched.</b> {@link #acknowledge} resets a deadline only when {@link Vouching} is
+ *   fresh and the session's record watch is set in the current ZooKeeper session ({@link TrackedSession#armedIn}), or
+ *   right after a write of the record that succeeded at the version this gateway holds. Anything else is a retry, then
+ *   a 503.</li>
+ *   <li><b>Acknowledge and expire exclude each other.</b> Both decide under the session's monitor: an expiry starts
+ *   only with the deadline passed and no acknowledgement can come while it runs ({@link TrackedSession#expiring}); a
+ *   keepalive that meets it waits for its outcome.</li>
+ * </ol>
+ * The record watch tells this gateway of a takeover, a close or an expiry elsewhere. It is re-armed after every
+ * notification and every failure (retried every 500 ms until it works), and after a ZooKeeper session loss every
+ * tracked record is read again; until then the session is not vouched for.
+ *
+ * <p>Concurrency: {@link #tracked} is a concurrent map (bounded by {@code max-sessions-per-gateway}, enforced by the
+ * callers that add to it); each {@link TrackedSession} guards its own state. Work runs on ZooKeeper's event thread, the
+ * clock's thread and request threads, never blocks, and does no I/O under a monitor.
+ */
+final class Tracker {
+    private static final Logger log = LoggerFactory.getLogger(Tracker.class);
+    static final Duration RETRY_DELAY = Duration.ofMillis(500);
+
+    /** The outcome of an acknowledgement: the TTL granted, or null when the caller must look again (state moved). */
+    record Ack(Long ttlMs) {
+        static final Ack RETRY = new Ack(null);
+    }
+
+    private final Zk zk;
+    private final Clock clock;
+    private final Owner owner;
+    private final LockEngine engine;
+    private final Vouching vouching;
+    private final SessionExpiry expiry;
+    private final Map<String, TrackedSession> tracked = new ConcurrentHashMap<>();
+
+    Tracker(Zk zk, Clock clock, Owner owner, LockEngine engine, Duration bound, SessionExpiry.Factory expiries) {
+        this.zk = zk;
+        this.clock = clock;
+        this.owner = owner;
+        this.engine = engine;
+        this.vouching = new Vouching(zk, clock, bound, this::freshTtlForAll);
+        this.expiry = expiries.create(this);
+        zk.client().getConnectionStateListenable().addListener((c, state) -> {
+            if (state == ConnectionState.RECONNECTED) {
+                rearmStale(); // after a ZooKeeper session loss every watch is gone; after a short disconnection none is
+            }
+        });
+    }
+
+    void start() {
+        vouching.start();
+    }
+
+    long boundNanos() {
+        return vouching.boundNanos();
+    }
+
+    Vouching vouching() {
+        return vouching;
+    }
+
+    TrackedSession get(String id) {
+        return tracked.get(id);
+    }
+
+    int size() {
+        return tracked.size();
+    }
+
+    // ------------------------------------------------------------------ tracking
+
+    /**
+     * Tracks the session (or refreshes its tracking) with a deadline of TTL + {@code extraNanos} from now, at least, and
+     * arms its record watch. {@code extraNanos} is B for a takeover or an adoption (see {@link Vouching}), 0 for a
+     * session opened here.
+     */
+    TrackedSession track(String id, SessionRecord rec, int version, long extraNanos) {
+        TrackedSession t = tracked.compute(id, (k, cur) -> cur == null || cur.gone
+                ? new TrackedSession(k, rec.clientId(), rec.lockDelayMs(), this::watcherFor) : cur);
+        long now = clock.read();
+        synchronized (t) {
+            t.ttlMs = rec.ttlMs();
+            t.version = Math.max(t.version, version);
+            t.deadline = Math.max(t.deadline, now + Duration.ofMillis(rec.ttlMs()).toNanos() + extraNanos);
+            if (t.timer == null && t.expiring == null) {
+                t.timer = clock.schedule(Duration.ofNanos(t.deadline - now), () -> checkDeadline(t));
+            }
+        }
+        arm(t);
+        return t;
+    }
+
+    void untrack(TrackedSession t, boolean ended) {
+        synchronized (t) {
+            if (t.gone) {
+                return;
+            }
+            t.gone = true;
+            if (t.timer != null) {
+                t.timer.cancel();
+                t.timer = null;
+            }
+        }
+        tracked.remove(t.id, t);
+        if (ended) {
+            engine.sessionEnded(t.id);
+        }
+    }
+
+    void untrack(String id, boolean ended) {
+        TrackedSession t = tracked.get(id);
+        if (t != null) {
+            untrack(t, ended);
+        } else if (ended) {
+            engine.sessionEnded(id);
+        }
+    }
+
+    private Watcher watcherFor(TrackedSession t) {
+        return event -> {
+            log.debug("record watch of session {}: {}", t.id, event);
+            switch (event.getType()) {
+                case None -> {
+                    // connection state: the listeners handle it
+                }
+                case NodeDeleted -> untrack(t, true);
+                default -> {
+                    synchronized (t) {
+                        t.armedIn = 0; // fired: until re-read, a takeover would go unheard
+                    }
+                    arm(t);
+                }
+            }
+        };
+    }
+
+    /**
+     * Reads the record and sets its watch; untracks the session when the record is gone or names another gateway run.
+     * Completes when that is done (never exceptionally); a failure schedules another attempt.
+     */
+    CompletableFuture<Void> arm(TrackedSession t) {
+        long zkSession = zk.sessionId();
+        log.debug("arming the record watch of session {} in ZooKeeper session {}", t.id, Long.toHexString(zkSession));
+        return zk.dataWatched(CellPaths.session(t.id), t.watcher).handle((ds, err) -> {
+            if (t.gone) {
+                return null;
+            }
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    untrack(t, true);
+                } else {
+                    log.debug("could not read the record of session {} to watch it: {}; trying again", t.id, Zk.unwrap(err).toString());
+                    scheduleRearm(t);
+                }
+                return null;
+            }
+            SessionRecord rec = Json.readOrNull(ds.data(), SessionRecord.class);
+            if (!owner.owns(rec)) {
+                log.debug("session {} is now tracked by gateway {}", t.id, rec == null ? null : rec.gateway() + "#" + rec.incarnation());
+                untrack(t, false);
+                return null;
+            }
+            boolean sameZkSession = zkSession != 0 && zk.sessionId() == zkSession;
+            synchronized (t) {
+                t.version = Math.max(t.version, ds.stat().getVersion());
+                if (sameZkSession) {
+                    t.armedIn = zkSession;
+                }
+            }
+            if (!sameZkSession) {
+                scheduleRearm(t); // set in a ZooKeeper session that ended meanwhile
+            }
+            return null;
+        });
+    }
+
+    private void scheduleRearm(TrackedSession t) {
+        synchronized (t) {
+            if (t.gone || t.rearmScheduled) {
+                return;
+            }
+            t.rearmScheduled = true;
+        }
+        clock.schedule(RETRY_DELAY, () -> {
+            synchronized (t) {
+                t.rearmScheduled = false;
+            }
+            if (!t.gone && !armed(t)) {
+                arm(t);
+            }
+        });
+    }
+
+    private boolean armed(TrackedSession t) {
+        long current = zk.sessionId();
+        synchronized (t) {
+            return current != 0 && t.armedIn == current;
+        }
+    }
+
+    /** Re-reads every record whose watch is not set in the current ZooKeeper session. */
+    private void rearmStale() {
+        int n = 0;
+        for (TrackedSession t : tracked.values()) {
+            if (!armed(t)) {
+                arm(t);
+                n++;
+            }
+        }
+        if (n > 0) {
+            log.info("gateway {} re-reads {} session records whose watches were lost with its ZooKeeper session", owner, n);
+        }
+    }
+
+    /** This gateway can vouch again after refusing: every session it tracks gets a fresh TTL from now (late, never early). */
+    private void freshTtlForAll() {
+        long now = clock.read();
+        for (TrackedSession t : tracked.values()) {
+            synchronized (t) {
+                if (!t.gone && t.expiring == null) {
+                    t.deadline = Math.max(t.deadline, now + Duration.ofMillis(t.ttlMs).toNanos());
+                }
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ acknowledging
+
+    /**
+     * A keepalive for a session tracked here: resets its deadline, and with {@code newTtlMs} (already clamped) changes
+     * its TTL. Completes with {@link Ack#RETRY} when the session moved meanwhile (untracked, or its watch just fired);
+     * fails with UNAVAILABLE when this gateway cannot vouch, SESSION_NOT_FOUND when an expiry removed it.
+     */
+    CompletableFuture<Ack> acknowledge(TrackedSession t, Long newTtlMs) {
+        return vouching.awaitFresh()
+                .thenCompose(v -> armed(t) ? CompletableFuture.completedFuture(null) : arm(t))
+                .thenCompose(v -> {
+                    long now = clock.read();
+                    boolean fresh = vouching.freshAt(now); // before armedIn: see Vouching.freshAt
+                    long zkSession = zk.sessionId();
+                    CompletableFuture<Boolean> expiring;
+                    synchronized (t) {
+                        if (t.gone) {
+                            return CompletableFuture.completedFuture(Ack.RETRY);
+                        }
+                        expiring = t.expiring;
+                        if (expiring == null) {
+                            if (!fresh || zkSession == 0 || t.armedIn != zkSession) {
+                                return CompletableFuture.completedFuture(Ack.RETRY);
+                            }
+                            // Accepted now. A TTL change counts as a heartbeat at once; its new TTL applies once written.
+                            t.deadline = now + Duration.ofMillis(t.ttlMs).toNanos();
+                            if (newTtlMs == null || newTtlMs == t.ttlMs) {
+                                return CompletableFuture.completedFuture(new Ack(t.ttlMs));
+                            }
+                        }
+                    }
+                    if (expiring != null) {
+                        return afterExpiry(t, expiring);
+                    }
+                    return changeTtl(t, newTtlMs);
+                });
+    }
+
+    private static CompletableFuture<Ack> afterExpiry(TrackedSession t, CompletableFuture<Boolean> expiring) {
+        return expiring.thenApply(expired -> {
+            if (expired) {
+                throw WardenException.sessionNotFound(t.id);
+            }
+            return Ack.RETRY;
+        });
+    }
+
+    /**
+     * Writes the new TTL into the record at the version read, and acknowledges with it: the write's success vouches as
+     * of its send time (a takeover elsewhere would have changed the version), so it needs no watch.
+     */
+    private CompletableFuture<Ack> changeTtl(TrackedSession t, long ttl) {
+        String path = CellPaths.session(t.id);
+        return zk.data(path).thenCompose(ds -> {
+            SessionRecord rec = Json.readOrNull(ds.data(), SessionRecord.class);
+            if (!owner.owns(rec)) {
+                untrack(t, false);
+                return CompletableFuture.completedFuture(Ack.RETRY);
+            }
+            long sent = clock.read();
+            return zk.setData(path, Json.write(rec.withTtl(ttl)), ds.stat().getVersion()).thenCompose(stat -> {
+                vouching.heard(sent);
+                long now = clock.read();
+                CompletableFuture<Boolean> expiring;
+                synchronized (t) {
+                    if (t.gone) {
+                        return CompletableFuture.completedFuture(Ack.RETRY);
+                    }
+                    expiring = t.expiring;
+                    if (expiring == null) {
+                        t.ttlMs = ttl;
+                        t.version = Math.max(t.version, stat.getVersion());
+                        if (now - sent > vouching.boundNanos()) {
+                            return CompletableFuture.completedFuture(Ack.RETRY); // written, but too long ago to vouch
+                        }
+                        t.deadline = now + Duration.ofMillis(ttl).toNanos();
+                        return CompletableFuture.completedFuture(new Ack(ttl));
+                    }
+                }
+                return afterExpiry(t, expiring);
+            });
+        }).handle((ack, err) -> {
+            if (err == null) {
+                return ack;
+            }
+            Code code = Zk.code(err);
+            if (code == Code.NONODE) {
+                untrack(t, true);
+                throw WardenException.sessionNotFound(t.id);
+            }
+            if (code == Code.BADVERSION) {
+                return Ack.RETRY; // the record changed under us: look again
+            }
+            throw Zk.translate(err);
+        });
+    }
+
+    // ------------------------------------------------------------------ expiry
+
+    private void checkDeadline(TrackedSession t) {
+        long now = clock.read();
+        synchronized (t) {
+            t.timer = null;
+            if (t.gone || t.expiring != null) {
+                return;
+            }
+            if (now < t.deadline) {
+                t.timer = clock.schedule(Duration.ofNanos(t.deadline - now), () -> checkDeadline(t));
+                return;
+            }
+            if (!zk.connected() || vouching.refusing()) {
+                // No expiry for keepalives this gateway refused: it gives a fresh TTL when it can vouch again.
+                t.timer = clock.schedule(RETRY_DELAY, () -> checkDeadline(t));
+                return;
+            }
+            t.expiring = new CompletableFuture<>();
+        }
+        expiry.run(t);
+    }
+
+    /**
+     * Starts the expiry now, as if the TTL had run out (an admin action); completes as {@link TrackedSession#expiring}.
+     */
+    CompletableFuture<Boolean> expireNow(TrackedSession t) {
+        CompletableFuture<Boolean> result;
+        boolean start = false;
+        synchronized (t) {
+            if (t.gone) {
+                return CompletableFuture.completedFuture(true);
+            }
+            if (t.expiring == null) {
+                if (t.timer != null) {
+                    t.timer.cancel();
+                    t.timer = null;
+                }
+                t.deadline = clock.read();
+                t.expiring = new CompletableFuture<>();
+                start = true;
+            }
+            result = t.expiring;
+        }
+        if (start) {
+            log.info("expiring session {} of client {} now, on an admin's request", t.id, t.clientId);
+            expiry.run(t);
+        }
+        return result;
+    }
+
+    /** The expiry of {@code t} ended: {@code expired}, or not (then it is tried again unless the session moved). */
+    void expiryDone(TrackedSession t, boolean expired) {
+        CompletableFuture<Boolean> f;
+        synchronized (t) {
+            f = t.expiring;
+            t.expiring = null;
+            if (!expired && !t.gone && t.timer == null) {
+                t.timer = clock.schedule(RETRY_DELAY, () -> checkDeadline(t));
+            }
+        }
+        if (f != null) {
+            f.complete(expired);
+        }
+    }
+
+    // ------------------------------------------------------------------ views
+
+    /** TTL left as this gateway measures it, in ms; null when it does not track the session. */
+    Long remainingMs(String id) {
+        TrackedSession t = tracked.get(id);
+        if (t == null) {
+            return null;
+        }
+        synchronized (t) {
+            return Math.max(0, Duration.ofNanos(t.deadline - clock.read()).toMillis());
+        }
+    }
+
+    Map<String, Long> remainingMs() {
+        Map<String, Long> out = new HashMap<>();
+        long now = clock.read();
+        for (TrackedSession t : tracked.values()) {
+            synchronized (t) {
+                out.put(t.id, Math.max(0, Duration.ofNanos(t.deadline - now).toMillis()));
+            }
+        }
+        return out;
+    }
+
+    boolean tracks(String id) {
+        return tracked.containsKey(id);
+    }
+
+    void stop() {
+        vouching.stop();
+        for (TrackedSession t : List.copyOf(tracked.values())) {
+            untrack(t, false);
+        }
+    }
+}
