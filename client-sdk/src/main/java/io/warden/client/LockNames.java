@@ -41,4 +41,24 @@ public final class LockNames {
         }
         return name;
     }
+
+    /**
+     * The lock's ZooKeeper node below the cell's chroot, {@code /locks/{namespace}/{shard}/{leaf}}: {@code leaf} is the
+     * path with '/' written '~', {@code shard} the first 12 bits of the name's SHA-256 as 3 hex digits. A plain
+     * Curator {@code InterProcessReadWriteLock} on this path (with the chroot, e.g. {@code /warden}) excludes, and is
+     * excluded by, Warden's holders of the name. The gateway's {@code CellPaths.lock} is the same function.
+     */
+    public static String zkPath(String name) {
+        check(name);
+        int slash = name.indexOf('/');
+        String namespace = name.substring(0, slash);
+        byte[] hash;
+        try {
+            hash = java.security.MessageDigest.getInstance("SHA-256").digest(name.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
+        int bits = (hash[0] & 0xff) << 4 | (hash[1] & 0xf0) >>> 4;
+        return "/locks/" + namespace + "/" + String.format("%03x", bits) + "/" + name.substring(slash + 1).replace('/', '~');
+    }
 }

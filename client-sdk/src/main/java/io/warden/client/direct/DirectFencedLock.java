@@ -15,7 +15,7 @@ import org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock;
 
 /**
  * A {@link FencedLock} straight in ZooKeeper: each acquire makes a new Curator {@link InterProcessReadWriteLock} on
- * {@code /locks/{name}} (below the chroot), takes its read or write lock, and asks that lock for the path of the node
+ * the lock's node ({@link io.warden.client.LockNames#zkPath}, below the chroot), takes its read or write lock, and asks that lock for the path of the node
  * it made ({@code getLockPath()}, on the acquiring thread) to read the token.
  *
  * <p>Unlike {@link io.warden.client.WardenClient}'s locks, {@link #acquire} throws no
@@ -34,7 +34,7 @@ final class DirectFencedLock implements FencedLock {
     DirectFencedLock(DirectLocks locks, String name, LockMode mode) {
         this.locks = locks;
         this.name = name;
-        this.path = "/locks/" + name;
+        this.path = io.warden.client.LockNames.zkPath(name);
         this.mode = mode;
     }
 

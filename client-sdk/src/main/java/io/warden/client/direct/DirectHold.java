@@ -48,7 +48,7 @@ final class DirectHold implements Hold {
         return mode;
     }
 
-    /** The lock node's path below the chroot, e.g. {@code /locks/payments/invoice-42/_c_…-__WRIT__0000000003}. */
+    /** The lock node's path below the chroot, e.g. {@code /locks/payments/3fa/invoice-42/_c_…-__WRIT__0000000003}. */
     String path() {
         return path;
     }

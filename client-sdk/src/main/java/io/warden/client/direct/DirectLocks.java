@@ -37,7 +37,7 @@ import org.apache.zookeeper.data.Stat;
  * }</pre>
  *
  * <h2>Same locks as the gateway's</h2>
- * A lock {@code ns/path} is Curator's {@code InterProcessReadWriteLock} on {@code {chroot}/locks/ns/path} — the
+ * A lock {@code ns/path} is Curator's {@code InterProcessReadWriteLock} on {@code {chroot}} + {@link io.warden.client.LockNames#zkPath} — the
  * path, node names ({@code _c_{uuid}-__WRIT__{seq}}, {@code _c_{uuid}-__READ__{seq}}) and queue rules the gateway
  * uses (contract §4) — so direct holders and holders through any gateway of the cell exclude each other, and the
  * tokens of one name grow across both. Each acquire is a new Curator lock with its own EPHEMERAL_SEQUENTIAL node
@@ -106,7 +106,8 @@ public final class DirectLocks implements AutoCloseable {
 
     /**
      * Locks of the cell whose chroot is {@code chroot} (the gateways' {@code chroot} setting, e.g. {@code /warden}),
-     * whatever the namespace of {@code client}: lock {@code ns/path} is at {@code {chroot}/locks/ns/path}.
+     * whatever the namespace of {@code client}: lock {@code ns/path} is at {@code {chroot}} +
+     * {@link io.warden.client.LockNames#zkPath}{@code ("ns/path")}.
      *
      * @param client a started Curator client; it stays the caller's to close (after this)
      * @throws IllegalArgumentException when the client is not started or the chroot is not an absolute path

@@ -72,7 +72,7 @@ class DirectLocksTest {
             assertThat(hold.isValid()).isTrue();
             List<String> queue = fx.queue(NAME); // fx.curator is on the chroot /warden
             assertThat(queue).singleElement().asString().startsWith("_c_").contains("-__WRIT__");
-            Stat stat = fx.curator.checkExists().forPath("/locks/" + NAME + "/" + queue.get(0));
+            Stat stat = fx.curator.checkExists().forPath(WardenFixture.lockPath(NAME) + "/" + queue.get(0));
             assertThat(hold.token()).isPositive().isEqualTo(stat.getCzxid());
             assertThat(stat.getEphemeralOwner()).isEqualTo(alice.getZookeeperClient().getZooKeeper().getSessionId());
         }
@@ -84,7 +84,7 @@ class DirectLocksTest {
         try (DirectLocks other = DirectLocks.of(alice, "/cells/blue");
              Hold hold = other.lock(NAME).acquire(WAIT)) {
             assertThat(other.chroot()).isEqualTo("/cells/blue");
-            assertThat(alice.getChildren().forPath("/cells/blue/locks/" + NAME)).hasSize(1);
+            assertThat(alice.getChildren().forPath("/cells/blue" + WardenFixture.lockPath(NAME))).hasSize(1);
             assertThat(fx.queue(NAME)).isEmpty();
             assertThat(hold.token()).isPositive();
         }
@@ -262,7 +262,7 @@ class DirectLocksTest {
     @Test
     void nodeDeletedBySomeoneElse_completesLost() throws Exception {
         Hold hold = aliceLocks.lock(NAME).acquire(WAIT);
-        fx.curator.delete().forPath("/locks/" + NAME + "/" + fx.queue(NAME).get(0));
+        fx.curator.delete().forPath(WardenFixture.lockPath(NAME) + "/" + fx.queue(NAME).get(0));
         hold.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
         assertThat(hold.isValid()).isFalse();
         assertThatThrownBy(hold::release).isInstanceOf(LockOwnershipLostException.class);

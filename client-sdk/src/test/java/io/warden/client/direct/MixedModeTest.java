@@ -122,7 +122,7 @@ class MixedModeTest {
     void directToken_isTheCzxidOfItsNode() throws Exception {
         try (Hold hold = direct.lock(NAME).acquire(WAIT)) {
             String node = fx.queue(NAME).get(0);
-            Stat stat = fx.curator.checkExists().forPath("/locks/" + NAME + "/" + node);
+            Stat stat = fx.curator.checkExists().forPath(WardenFixture.lockPath(NAME) + "/" + node);
             assertThat(hold.token()).isEqualTo(stat.getCzxid());
         }
     }

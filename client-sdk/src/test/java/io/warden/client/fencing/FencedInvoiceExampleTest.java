@@ -175,7 +175,7 @@ class FencedInvoiceExampleTest {
     @Test
     void apply_withALostHold_writesNothing() throws Exception {
         Hold hold = direct.lock(NAME).acquire(WAIT);
-        fx.curator.delete().forPath("/locks/" + NAME + "/" + fx.queue(NAME).get(0)); // an operator removed the lock
+        fx.curator.delete().forPath(WardenFixture.lockPath(NAME) + "/" + fx.queue(NAME).get(0)); // an operator removed the lock
         hold.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
         assertThatThrownBy(() -> FencedWrite.apply(hold, token -> invoices.setAmount(INVOICE, BigDecimal.ONE, token)))
                 .isInstanceOf(LockOwnershipLostException.class);

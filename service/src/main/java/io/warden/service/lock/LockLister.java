@@ -106,7 +106,7 @@ public final class LockLister {
 
     /** Reads the nodes of a found queue; a node deleted meanwhile is left out (the queue moved on). */
     private CompletableFuture<ScannedLock> scanned(Found f) {
-        return engine.reader().infos(CellPaths.LOCKS + "/" + f.name, f.queue.entries()).thenApply(infos -> {
+        return engine.reader().infos(CellPaths.lock(LockName.parse(f.name)), f.queue.entries()).thenApply(infos -> {
             List<ScannedNode> nodes = new ArrayList<>(infos.size());
             List<QueueEntry> entries = f.queue.entries();
             for (int i = 0; i < entries.size(); i++) {
@@ -162,14 +162,14 @@ public final class LockLister {
             List<CompletableFuture<NamespaceStats>> stats = new ArrayList<>();
             for (String ns : spaces) {
                 ConcurrentLinkedQueue<Found> found = new ConcurrentLinkedQueue<>();
-                stats.add(walk(CellPaths.LOCKS + "/" + ns, ns, found).thenCompose(x -> {
+                stats.add(walk(ns, found).thenCompose(x -> {
                     List<CompletableFuture<List<NodeInfo>>> infos = new ArrayList<>();
                     int holders = 0;
                     int waiters = 0;
                     for (Found f : found) {
                         holders += f.queue.holders().size();
                         waiters += f.queue.waiters().size();
-                        infos.add(engine.reader().infos(CellPaths.LOCKS + "/" + f.name, f.queue.entries()));
+                        infos.add(engine.reader().infos(CellPaths.lock(LockName.parse(f.name)), f.queue.entries()));
                     }
                     int h = holders;
                     int w = waiters;
@@ -203,7 +203,7 @@ public final class LockLister {
             ConcurrentLinkedQueue<Found> found = new ConcurrentLinkedQueue<>();
             List<CompletableFuture<Void>> walks = new ArrayList<>();
             for (String ns : spaces) {
-                walks.add(walk(CellPaths.LOCKS + "/" + ns, ns, found));
+                walks.add(walk(ns, found));
             }
             return CompletableFuture.allOf(walks.toArray(CompletableFuture[]::new)).thenApply(x -> {
                 List<Found> all = new ArrayList<>(found);
@@ -225,27 +225,14 @@ public final class LockLister {
         });
     }
 
-    /** Collects every live lock at or below {@code path}; segments of longer names are children not starting with '_'. */
-    private CompletableFuture<Void> walk(String path, String name, ConcurrentLinkedQueue<Found> found) {
-        return zk.childrenAndStat(path).handle((cs, err) -> {
-            if (err != null) {
-                if (Zk.code(err) == Code.NONODE) {
-                    return CompletableFuture.<Void>completedFuture(null);
-                }
-                throw Zk.translate(err);
+    /** Collects every live lock of {@code namespace} (all when null). */
+    private CompletableFuture<Void> walk(String namespace, ConcurrentLinkedQueue<Found> found) {
+        return LockTree.walk(zk, namespace, (name, path, cs) -> {
+            LockQueue q = LockQueue.of(cs.children());
+            if (!q.isEmpty()) {
+                found.add(new Found(name.toString(), q, cs.stat().getPzxid()));
             }
-            List<String> children = cs.children();
-            LockQueue q = LockQueue.of(children);
-            if (!q.isEmpty() && name.contains("/")) {
-                found.add(new Found(name, q, cs.stat().getPzxid()));
-            }
-            List<CompletableFuture<Void>> deeper = new ArrayList<>();
-            for (String child : children) {
-                if (!child.startsWith("_")) {
-                    deeper.add(walk(path + "/" + child, name + "/" + child, found));
-                }
-            }
-            return CompletableFuture.allOf(deeper.toArray(CompletableFuture[]::new));
-        }).thenCompose(f -> f);
+            return CompletableFuture.completedFuture(null);
+        });
     }
 }

@@ -1,5 +1,6 @@
 package io.warden.service.watch;
 
+import io.warden.service.api.LockName;
 import io.warden.service.lock.QueueEntry;
 import io.warden.service.lock.QueueNodeData;
 import io.warden.service.time.Clock;
@@ -320,12 +321,11 @@ final class LockFeed {
                 return null;
             }
             int slash = path.lastIndexOf('/');
-            String node = path.substring(slash + 1);
-            String lock = path.substring(LOCKS_PREFIX.length(), Math.max(slash, LOCKS_PREFIX.length()));
-            if (!node.startsWith("_") || lock.indexOf('/') < 0) {
+            LockName name = CellPaths.lockName(path.substring(0, slash));
+            if (name == null) {
                 return null;
             }
-            return QueueEntry.parse(node).map(e -> new QueueNode(lock, e)).orElse(null);
+            return QueueEntry.parse(path.substring(slash + 1)).map(e -> new QueueNode(name.toString(), e)).orElse(null);
         }
     }
 }

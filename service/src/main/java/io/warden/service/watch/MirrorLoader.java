@@ -1,5 +1,6 @@
 package io.warden.service.watch;
 
+import io.warden.service.lock.LockTree;
 import io.warden.service.lock.QueueEntry;
 import io.warden.service.lock.QueueNodeData;
 import io.warden.service.zk.CellPaths;
@@ -31,14 +32,22 @@ final class MirrorLoader {
     CompletableFuture<LockMirror.Snapshot> load() {
         Map<String, LockMirror.LockRead> locks = new ConcurrentHashMap<>();
         return zk.sync(CellPaths.LOCKS)
-                .thenCompose(v -> zk.childrenOrEmpty(CellPaths.LOCKS))
-                .thenCompose(namespaces -> {
-                    List<CompletableFuture<Void>> walks = new ArrayList<>();
-                    for (String ns : namespaces) {
-                        walks.add(walk(CellPaths.LOCKS + "/" + ns, ns, locks));
+                .thenCompose(v -> LockTree.walk(zk, null, (name, path, cs) -> {
+                    List<CompletableFuture<MirroredLock.Node>> reads = new ArrayList<>();
+                    for (String child : cs.children()) {
+                        QueueEntry.parse(child).ifPresent(entry -> reads.add(node(path + "/" + child, entry)));
                     }
-                    return CompletableFuture.allOf(walks.toArray(CompletableFuture[]::new));
-                })
+                    long pzxid = cs.stat().getPzxid();
+                    return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenAccept(x -> {
+                        List<MirroredLock.Node> nodes = new ArrayList<>();
+                        for (CompletableFuture<MirroredLock.Node> r : reads) {
+                            if (r.join() != null) {
+                                nodes.add(r.join());
+                            }
+                        }
+                        locks.put(name.toString(), new LockMirror.LockRead(pzxid, nodes));
+                    });
+                }))
                 .thenCompose(v -> zk.childrenOrEmpty(CellPaths.LOCK_DELAY))
                 .thenApply(delayed -> new LockMirror.Snapshot(Map.copyOf(locks), new HashSet<>(delayed)));
     }
@@ -53,40 +62,6 @@ final class MirrorLoader {
                 zk.delete(CellPaths.expiredMarker(session), -1).exceptionally(err -> null);
             }
         }).exceptionally(err -> null);
-    }
-
-    /** Reads the lock (if {@code name} is one) at {@code path} and everything below it. */
-    private CompletableFuture<Void> walk(String path, String name, Map<String, LockMirror.LockRead> out) {
-        return zk.childrenAndStat(path).handle((cs, err) -> {
-            if (err != null) {
-                if (Zk.code(err) == Code.NONODE) {
-                    return CompletableFuture.<Void>completedFuture(null); // reaped meanwhile; notifications cover it
-                }
-                throw Zk.translate(err);
-            }
-            List<CompletableFuture<?>> work = new ArrayList<>();
-            List<CompletableFuture<MirroredLock.Node>> reads = new ArrayList<>();
-            for (String child : cs.children()) {
-                if (!child.startsWith("_")) {
-                    work.add(walk(path + "/" + child, name + "/" + child, out)); // a segment of a longer name
-                    continue;
-                }
-                QueueEntry.parse(child).ifPresent(entry -> reads.add(node(path + "/" + child, entry)));
-            }
-            if (name.contains("/")) {
-                long pzxid = cs.stat().getPzxid();
-                work.add(CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenAccept(x -> {
-                    List<MirroredLock.Node> nodes = new ArrayList<>();
-                    for (CompletableFuture<MirroredLock.Node> r : reads) {
-                        if (r.join() != null) {
-                            nodes.add(r.join());
-                        }
-                    }
-                    out.put(name, new LockMirror.LockRead(pzxid, nodes));
-                }));
-            }
-            return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
-        }).thenCompose(f -> f);
     }
 
     /** A queue node's token and data; null when it is gone (its deletion notification follows). */

@@ -3,12 +3,18 @@ package io.warden.service.zk;
 import io.warden.service.api.LockName;
 
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.List;
 import java.util.UUID;
 
 /**
  * The ZooKeeper layout of a cell (contract §4), relative to the cell's chroot:
  * <pre>
- * /locks/{namespace}/{path...}          CONTAINER per lock name; children are the queue (see QueueEntry)
+ * /locks/{namespace}/{shard}/{leaf}      CONTAINER per lock name; its children are its queue (see QueueEntry) and
+ *                                        nothing else. {leaf} is the name's path with '/' written '~' (never in a
+ *                                        name), {shard} 3 hex digits of the name's SHA-256 ({@link #lock}); the
+ *                                        namespace and shard nodes are CONTAINERs too
  * /sessions/{session_id}                 the durable session record (SessionRecord JSON: client id, TTL, lock-delay,
  *                                        and its tracker: gateway id and incarnation)
  * /sessions/{session_id}/{request_uuid}  one child per queued or granted request of the session (RequestRecord JSON);
@@ -35,8 +41,54 @@ public final class CellPaths {
     private CellPaths() {
     }
 
+    /** Stands for '/' between a lock name's path segments in its node's name; not allowed in a segment. */
+    public static final char SEGMENT_SEPARATOR = '~';
+    /** Lock nodes of a namespace are spread over this many shards, so no listing of one is large (issue 9). */
+    public static final int LOCK_SHARDS = 4096;
+
+    /**
+     * The lock's node: {@code /locks/{namespace}/{shard}/{leaf}}. Every lock node is a leaf of this tree, so a lock's
+     * children are its queue alone: no name can create a node that Warden's or Curator's lock rules would read as a
+     * queue entry of another lock. The shard keeps each node's children to about a million names / 4096 — well below
+     * ZooKeeper's packet limit even for 512-character names. A plain Curator lock on the same lock uses this path.
+     */
     public static String lock(LockName name) {
-        return LOCKS + "/" + name;
+        return LOCKS + "/" + name.namespace() + "/" + lockShard(name) + "/" + String.join(String.valueOf(SEGMENT_SEPARATOR), name.segments());
+    }
+
+    /** 3 hex digits: the first 12 bits of the SHA-256 of the name ({@code namespace/path}, UTF-8). */
+    public static String lockShard(LockName name) {
+        byte[] hash = sha256(name.toString());
+        int bits = (hash[0] & 0xff) << 4 | (hash[1] & 0xf0) >>> 4;
+        return String.format("%03x", bits);
+    }
+
+    /**
+     * The name whose lock node is {@code lockPath} (relative to the chroot), or null when the path is not where a lock
+     * node of that name would be (a node made by hand, a shard, a namespace).
+     */
+    public static LockName lockName(String lockPath) {
+        if (!lockPath.startsWith(LOCKS + "/")) {
+            return null;
+        }
+        String[] parts = lockPath.substring(LOCKS.length() + 1).split("/", -1);
+        if (parts.length != 3) {
+            return null;
+        }
+        try {
+            LockName name = new LockName(parts[0], List.of(parts[2].split(String.valueOf(SEGMENT_SEPARATOR), -1)));
+            return lockShard(name).equals(parts[1]) ? name : null;
+        } catch (RuntimeException e) {
+            return null; // not a valid name
+        }
+    }
+
+    private static byte[] sha256(String s) {
+        try {
+            return MessageDigest.getInstance("SHA-256").digest(s.getBytes(StandardCharsets.UTF_8));
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("every Java platform has SHA-256", e);
+        }
     }
 
     public static String session(String sessionId) {

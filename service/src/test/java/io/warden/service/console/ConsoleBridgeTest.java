@@ -149,7 +149,7 @@ class ConsoleBridgeTest {
 
     @Test
     void snapshot_showsADirectModeCuratorHolder_withoutASession() throws Exception {
-        InterProcessReadWriteLock direct = new InterProcessReadWriteLock(fx.curator, "/locks/shared/res");
+        InterProcessReadWriteLock direct = new InterProcessReadWriteLock(fx.curator, WardenFixture.lockPath("shared/res"));
         assertThat(direct.writeLock().acquire(5, TimeUnit.SECONDS)).isTrue();
         try {
             QueuedRequest r = snapshot().locks().get(0).queue().get(0);

@@ -33,7 +33,7 @@ class CuratorInteropTest {
         fx = new WardenFixture();
         Gateway gw = fx.gateway();
         w = gw.warden();
-        curatorLock = new InterProcessReadWriteLock(fx.curator, "/locks/shared/res");
+        curatorLock = new InterProcessReadWriteLock(fx.curator, WardenFixture.lockPath("shared/res"));
     }
 
     @AfterEach

@@ -56,7 +56,7 @@ class LockEngineTest {
         List<String> queue = fx.queue("pay/inv-1");
         assertThat(queue).hasSize(1);
         assertThat(queue.get(0)).matches("_c_[0-9a-f-]{36}-__WRIT__\\d{10}");
-        Stat stat = fx.curator.checkExists().forPath("/locks/pay/inv-1/" + queue.get(0));
+        Stat stat = fx.curator.checkExists().forPath(WardenFixture.lockPath("pay/inv-1") + "/" + queue.get(0));
         assertThat(r.token()).isEqualTo(stat.getCzxid()).isPositive();
         assertThat(r.holders()).singleElement().satisfies(h -> {
             assertThat(h.sessionId()).isEqualTo(s);

@@ -105,9 +105,14 @@ public final class WardenFixture implements AutoCloseable {
         }
     }
 
+    /** The lock's node, relative to the chroot (contract §4; docs/design.md, "ZooKeeper layout"). */
+    public static String lockPath(String name) {
+        return io.warden.service.zk.CellPaths.lock(LockName.parse(name));
+    }
+
     /** The children of a lock node (empty when it does not exist). */
     public List<String> queue(String name) throws Exception {
-        String path = "/locks/" + name;
+        String path = lockPath(name);
         return curator.checkExists().forPath(path) == null ? List.of() : curator.getChildren().forPath(path);
     }
 

@@ -274,7 +274,7 @@ class WatchStreamFaultsTest {
         List<String> names = new ArrayList<>();
         for (int i = 0; i < n; i++) {
             String name = ns + "/" + LONG_SEGMENT + "/" + LONG_SEGMENT + "/lock-" + i;
-            fx.curator.create().creatingParentsIfNeeded().forPath("/locks/" + name);
+            fx.curator.create().creatingParentsIfNeeded().forPath(WardenFixture.lockPath(name));
             names.add(name);
         }
         return names;
@@ -285,7 +285,7 @@ class WatchStreamFaultsTest {
         try {
             for (int i = 0; i < times; i++) {
                 String node = fx.curator.create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
-                        .forPath("/locks/" + lock + "/_c_" + UUID.randomUUID() + "-__WRIT__");
+                        .forPath(WardenFixture.lockPath(lock) + "/_c_" + UUID.randomUUID() + "-__WRIT__");
                 fx.curator.delete().forPath(node);
             }
             return times;
@@ -299,7 +299,7 @@ class WatchStreamFaultsTest {
         List<CuratorOp> ops = new ArrayList<>();
         for (String lock : locks) {
             ops.add(fx.curator.transactionOp().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
-                    .forPath("/locks/" + lock + "/_c_" + UUID.randomUUID() + "-__WRIT__"));
+                    .forPath(WardenFixture.lockPath(lock) + "/_c_" + UUID.randomUUID() + "-__WRIT__"));
         }
         List<String> paths = new ArrayList<>();
         for (CuratorTransactionResult r : fx.curator.transaction().forOperations(ops)) {

@@ -22,9 +22,34 @@ class CellPathsTest {
 
     @Test
     void paths_followTheContractLayout() {
-        assertThat(CellPaths.lock(LockName.parse("payments/invoice-42"))).isEqualTo("/locks/payments/invoice-42");
+        assertThat(CellPaths.lock(LockName.parse("payments/invoice-42"))).matches("/locks/payments/[0-9a-f]{3}/invoice-42");
+        assertThat(CellPaths.lock(LockName.parse("payments/eu/invoice-42"))).matches("/locks/payments/[0-9a-f]{3}/eu~invoice-42");
         assertThat(CellPaths.session(S1)).isEqualTo("/sessions/" + S1);
         assertThat(CellPaths.sessionRequest(S1, "u")).isEqualTo("/sessions/" + S1 + "/u");
         assertThat(CellPaths.gateway("gw1")).isEqualTo("/gateways/gw1");
+    }
+
+    @Test
+    void lockPaths_readBackToTheirName_andNothingElseReadsAsALock() {
+        for (String n : java.util.List.of("payments/invoice-42", "a/b", "a/b/0-__WRIT__0000000000", "ns/x.y:z/a-/9")) {
+            LockName name = LockName.parse(n);
+            assertThat(CellPaths.lockName(CellPaths.lock(name))).isEqualTo(name);
+        }
+        String real = CellPaths.lock(LockName.parse("a/b"));
+        assertThat(CellPaths.lockName(real.replaceAll("/[0-9a-f]{3}/", "/000/"))).as("wrong shard").satisfiesAnyOf(
+                n -> assertThat(n).isNull(), n -> assertThat(real).contains("/000/"));
+        assertThat(CellPaths.lockName("/locks/a")).isNull();
+        assertThat(CellPaths.lockName("/locks/a/fff")).isNull();
+        assertThat(CellPaths.lockName(real + "/_c_x-__WRIT__0000000001")).as("a queue node is not a lock").isNull();
+        assertThat(CellPaths.lockName("/sessions/x/y/z")).isNull();
+    }
+
+    @Test
+    void lockShards_spreadNamesEvenly() {
+        int[] counts = new int[CellPaths.LOCK_SHARDS];
+        for (int i = 0; i < 409_600; i++) {
+            counts[Integer.parseInt(CellPaths.lockShard(LockName.parse("ns/lock-" + i)), 16)]++;
+        }
+        assertThat(java.util.Arrays.stream(counts).max().getAsInt()).as("no shard far above 100").isLessThan(160);
     }
 }

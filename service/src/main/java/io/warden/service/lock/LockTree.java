@@ -1,0 +1,74 @@
+package io.warden.service.lock;
+
+import io.warden.service.api.LockName;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Zk;
+import org.apache.zookeeper.KeeperException.Code;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The walk of {@code /locks} ({@code /locks/{namespace}/{shard}/{leaf}}, see {@link CellPaths#lock}), written once for
+ * every reader of the whole tree: the listings, the console's scan and the watch mirror's rebuild. Each lock node's
+ * children (its queue) and stat are read once and handed to the visitor; nodes that are not where a lock of their name
+ * would be are passed over. No read returns more than one shard's lock names or one lock's queue.
+ *
+ * <p>Thread-safety: stateless; the visitor is called on Curator's event thread, concurrently for different locks.
+ */
+public final class LockTree {
+    /** Receives one lock node's queue; the walk completes when every returned future has. */
+    @FunctionalInterface
+    public interface Visitor {
+        CompletableFuture<?> visit(LockName name, String lockPath, Zk.ChildrenAndStat queue);
+    }
+
+    private LockTree() {
+    }
+
+    /** Walks every lock of {@code namespace}, or of every namespace when it is null. */
+    public static CompletableFuture<Void> walk(Zk zk, String namespace, Visitor visitor) {
+        CompletableFuture<List<String>> spaces = namespace != null ? CompletableFuture.completedFuture(List.of(namespace))
+                : zk.childrenOrEmpty(CellPaths.LOCKS);
+        return spaces.thenCompose(nss -> all(nss, ns -> {
+            String nsPath = CellPaths.LOCKS + "/" + ns;
+            return children(zk, nsPath).thenCompose(shards -> all(shards, shard -> {
+                String shardPath = nsPath + "/" + shard;
+                return children(zk, shardPath).thenCompose(leaves -> all(leaves, leaf -> {
+                    String lockPath = shardPath + "/" + leaf;
+                    LockName name = CellPaths.lockName(lockPath);
+                    if (name == null) {
+                        return CompletableFuture.completedFuture(null);
+                    }
+                    return zk.childrenAndStat(lockPath).handle((cs, err) -> {
+                        if (err != null) {
+                            if (Zk.code(err) == Code.NONODE) {
+                                return CompletableFuture.completedFuture(null); // reaped meanwhile
+                            }
+                            throw Zk.translate(err);
+                        }
+                        return visitor.visit(name, lockPath, cs);
+                    }).thenCompose(f -> f);
+                }));
+            }));
+        }));
+    }
+
+    /** The children, or none when the node was reaped meanwhile. */
+    private static CompletableFuture<List<String>> children(Zk zk, String path) {
+        return zk.childrenOrEmpty(path);
+    }
+
+    private interface Step {
+        CompletableFuture<?> apply(String child);
+    }
+
+    private static CompletableFuture<Void> all(List<String> children, Step step) {
+        List<CompletableFuture<?>> work = new ArrayList<>(children.size());
+        for (String child : children) {
+            work.add(step.apply(child));
+        }
+        return CompletableFuture.allOf(work.toArray(CompletableFuture[]::new));
+    }
+}
