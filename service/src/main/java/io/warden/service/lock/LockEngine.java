@@ -69,6 +69,8 @@ public final class LockEngine {
      * the release's multi fails harmlessly when the entry is stale, and a miss falls back to reading ZooKeeper.
      */
     private final Map<String, QueueEntry> made = new ConcurrentHashMap<>();
+    /** Lock paths whose sequence was found near the limit: acquires read the node's stat before creating. Bounded. */
+    private final Set<String> nearLimit = ConcurrentHashMap.newKeySet();
     /** When this gateway last released a hold of a lock path, for the handoff metric. */
     private final Map<String, Long> releasedAt = new ConcurrentHashMap<>();
     private volatile boolean draining;
@@ -206,10 +208,24 @@ public final class LockEngine {
                 return ds;
             }).thenCompose(ds -> existingRecord(req, lockPath, uuid, ds, start));
         }
+        if (nearLimit.contains(lockPath)) {
+            // This lock's sequence was near the limit a moment ago: look before making (and undoing) another node.
+            return zk.exists(lockPath).thenCompose(stat -> {
+                if (stat != null && !LockQueue.admits(LockQueue.nextSequence(stat.getCversion(), stat.getNumChildren()))) {
+                    throw sequenceExhausted(req.name(), LockQueue.nextSequence(stat.getCversion(), stat.getNumChildren()));
+                }
+                nearLimit.remove(lockPath); // drained and reaped: the name starts again at 0
+                return create(req, p, start, attempt);
+            });
+        }
         return zk.multi(ops).handle((results, err) -> {
             if (err == null) {
                 long token = results.get(1).getResultStat().getMzxid();
                 String node = lastSegment(results.get(2).getResultPath());
+                long sequence = QueueEntry.parse(node).map(QueueEntry::sequence).orElse(-1L);
+                if (!LockQueue.admits(sequence)) {
+                    return refuse(req, lockPath + "/" + node, requestPath, sequence);
+                }
                 remember(req.sessionId(), lockPath, token, node);
                 countRequest(req.sessionId(), 1);
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
@@ -242,6 +258,41 @@ public final class LockEngine {
             }
             throw Zk.translate(err);
         }).thenCompose(f -> f);
+    }
+
+    /**
+     * The node just made has a sequence too close to the limit (see {@link LockQueue}): takes the node and its request
+     * record back, as if the request had never been made, and refuses it. Later acquires on this lock look first.
+     */
+    private CompletableFuture<Waiting> refuse(AcquireRequest req, String nodePath, String requestPath, long sequence) {
+        if (nearLimit.size() >= NodeInfoCache.MAX_ENTRIES) {
+            nearLimit.clear();
+        }
+        nearLimit.add(CellPaths.lock(req.name()));
+        WardenException refusal = sequenceExhausted(req.name(), sequence);
+        log.warn("lock {} is near the end of its sequence numbers (node {}); refusing new requests until it drains",
+                req.name(), lastSegment(nodePath));
+        List<CuratorOp> undo;
+        try {
+            undo = List.of(zk.ops().delete().forPath(nodePath), zk.ops().delete().forPath(requestPath));
+        } catch (Exception e) {
+            refusal.addSuppressed(e);
+            return CompletableFuture.failedFuture(refusal);
+        }
+        return zk.multi(undo).handle((r, err) -> {
+            if (err != null) {
+                // The entry stays, with its record: a legitimate request (below the limit) that a retry with the same
+                // request_id rejoins, and that ends with its session.
+                refusal.addSuppressed(Zk.unwrap(err));
+            }
+            throw refusal;
+        });
+    }
+
+    private static WardenException sequenceExhausted(LockName name, long sequence) {
+        return WardenException.exhausted("lock " + name + " has used up its queue sequence numbers (next " + sequence
+                + ", new requests are taken below " + (LockQueue.SEQUENCE_LIMIT - LockQueue.ADMISSION_MARGIN)
+                + "); it takes new requests again once its holders and waiters are gone and ZooKeeper has removed its node");
     }
 
     private CompletableFuture<Void> ensureLockNode(String lockPath) {
@@ -344,7 +395,14 @@ public final class LockEngine {
                 }
                 return;
             }
-            QueueEntry blocker = q.blocker(i).orElseThrow();
+            java.util.Optional<QueueEntry> next = q.blocker(i);
+            if (next.isEmpty()) {
+                // A damaged entry (sequence past the limit) with nothing to wait for: it can never hold; its timer ends it.
+                log.debug("request {} on {} (token {}) cannot be ordered ({}); it waits for its timer", w.req.requestId(),
+                        w.req.name(), w.token, w.node);
+                return;
+            }
+            QueueEntry blocker = next.get();
             log.debug("request {} on {} (token {}) waits for {}", w.req.requestId(), w.req.name(), w.token, blocker.node());
             zk.existsWatched(w.lockPath + "/" + blocker.node(), w.watcher).whenComplete((stat, e2) -> {
                 if (e2 != null) {

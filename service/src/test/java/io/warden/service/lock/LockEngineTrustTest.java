@@ -1,0 +1,204 @@
+package io.warden.service.lock;
+
+import io.warden.service.Gateway;
+import io.warden.service.api.AcquireRequest;
+import io.warden.service.api.AcquireResult;
+import io.warden.service.api.AcquireResult.Status;
+import io.warden.service.api.LockName;
+import io.warden.service.api.Mode;
+import io.warden.service.api.OnTimeout;
+import io.warden.service.api.Warden;
+import io.warden.service.api.WardenException;
+import io.warden.service.support.WardenFixture;
+import io.warden.service.zk.CellPaths;
+import org.apache.curator.test.TestingServer;
+import org.apache.curator.test.ZooKeeperServerEmbeddedAdapter;
+import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.data.Stat;
+import org.apache.zookeeper.server.ContainerManager;
+import org.apache.zookeeper.server.ZooKeeperServer;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.lang.reflect.Field;
+import java.lang.reflect.Method;
+import java.util.concurrent.CompletableFuture;
+
+import static io.warden.service.support.WardenFixture.code;
+import static io.warden.service.support.WardenFixture.exclusive;
+import static io.warden.service.support.WardenFixture.join;
+import static io.warden.service.support.WardenFixture.session;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowable;
+
+/**
+ * Regression tests for the lock engine's trust in what ZooKeeper tells it (issue 9): the queue order it derives from
+ * sequence numbers, and the watches and registrations it leaves behind. Real ZooKeeper; where a state is too slow to
+ * reach honestly (two billion creates), the test writes it into the server's data tree.
+ */
+class LockEngineTrustTest {
+    private WardenFixture fx;
+    private Gateway gw;
+    private Warden w;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        fx = new WardenFixture();
+        gw = fx.gateway();
+        w = gw.warden();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        fx.close();
+    }
+
+    // ------------------------------------------------------------------ finding 3: sequence overflow
+
+    /*
+     * Issue 9, finding 3: the queue order is the sequential suffix, which ZooKeeper takes from the lock node's
+     * cversion (PrepRequestProcessor: String.format("%010d", parentCVersion)). At 2^31-1 the data tree's cversion
+     * stops growing, so every new child gets the suffix 2147483647; ties were broken by node name (a uuid), and a
+     * newer request whose uuid sorts first was granted while the older one held: two EXCLUSIVE holders.
+     */
+    @Test
+    void exclusiveRequestsTiedAtTheSequenceLimit_areNeverBothGranted() throws Exception {
+        String a = session(w, "a", 60_000);
+        String b = session(w, "b", 60_000);
+        createLockNode("seq/tie");
+        setChildVersion("seq/tie", Integer.MAX_VALUE);
+        AcquireRequest first = request(a, "seq/tie", "first");
+        // b's request sorts before a's by name, as a random one does half of the time.
+        AcquireRequest second = null;
+        for (int i = 0; second == null; i++) {
+            AcquireRequest candidate = request(b, "seq/tie", "second-" + i);
+            if (uuid(candidate).compareTo(uuid(first)) < 0) {
+                second = candidate;
+            }
+        }
+
+        Outcome one = outcome(w.acquire(first));
+        Outcome two = outcome(w.acquire(second));
+
+        assertThat(one.granted() && two.granted()).as("two EXCLUSIVE holders of seq/tie (%s, %s); queue %s",
+                one, two, fx.queue("seq/tie")).isFalse();
+        assertThat(one.code()).isEqualTo(WardenException.ErrorCode.RESOURCE_EXHAUSTED);
+        assertThat(two.code()).isEqualTo(WardenException.ErrorCode.RESOURCE_EXHAUSTED);
+        assertThat(fx.queue("seq/tie")).isEmpty();
+    }
+
+    /*
+     * Issue 9, finding 3 (the way out): a lock node whose cversion is near the limit takes no new entries, so it
+     * drains, ZooKeeper reaps the empty CONTAINER node, and the name starts again from sequence 0.
+     */
+    @Test
+    void lockNodeNearTheSequenceLimit_refusesNewEntries_untilItDrainsAndStartsAgainAtZero() throws Exception {
+        String a = session(w, "a", 60_000);
+        String b = session(w, "b", 60_000);
+        AcquireResult held = join(w.acquire(exclusive(a, "seq/near", 0)));
+        setChildVersion("seq/near", Integer.MAX_VALUE - 500_000);
+        AcquireRequest late = exclusive(b, "seq/near", 0);
+
+        Throwable refused = catchThrowable(() -> join(w.acquire(late)));
+
+        assertThat(refused).as("an acquire on a lock near the sequence limit").isNotNull();
+        assertThat(code(refused)).isEqualTo(WardenException.ErrorCode.RESOURCE_EXHAUSTED);
+        assertThat(refused).hasMessageContaining("seq/near");
+        assertThat(fx.queue("seq/near")).as("only the holder is queued").hasSize(1);
+        assertThat(fx.curator.getChildren().forPath("/sessions/" + b)).as("the refused request left no record").isEmpty();
+        long cversion = childVersion("seq/near");
+        for (int i = 0; i < 5; i++) {
+            Throwable again = catchThrowable(() -> join(w.acquire(exclusive(b, "seq/near", 0))));
+            assertThat(again).isNotNull();
+            assertThat(code(again)).isEqualTo(WardenException.ErrorCode.RESOURCE_EXHAUSTED);
+        }
+        assertThat(childVersion("seq/near")).as("refusals do not use up sequence numbers").isEqualTo(cversion);
+
+        assertThat(w.release(a, LockName.parse("seq/near"), held.token()).join()).isTrue();
+        reapContainers();
+        assertThat(fx.curator.checkExists().forPath("/locks/seq/near")).as("the empty lock node is reaped").isNull();
+
+        AcquireResult granted = join(w.acquire(late));
+        assertThat(granted.status()).isEqualTo(Status.GRANTED);
+        assertThat(fx.queue("seq/near")).singleElement().asString().endsWith("__WRIT__0000000000");
+    }
+
+    // ------------------------------------------------------------------ helpers
+
+    private record Outcome(Status status, WardenException.ErrorCode code) {
+        boolean granted() {
+            return status == Status.GRANTED;
+        }
+    }
+
+    private static Outcome outcome(CompletableFuture<AcquireResult> call) {
+        try {
+            return new Outcome(join(call).status(), null);
+        } catch (RuntimeException e) {
+            return new Outcome(null, code(e));
+        }
+    }
+
+    private static AcquireRequest request(String session, String name, String requestId) {
+        return new AcquireRequest(session, LockName.parse(name), Mode.EXCLUSIVE, 0, requestId, OnTimeout.CANCEL);
+    }
+
+    private static String uuid(AcquireRequest r) {
+        return CellPaths.requestUuid(r.sessionId(), r.requestId());
+    }
+
+    private void createLockNode(String name) throws Exception {
+        fx.curator.create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).forPath("/locks/" + name);
+    }
+
+    /**
+     * The lock node's persisted cversion: the count of its children's creates, and the next sequence suffix. Clients
+     * see {@code 2 * creates - children} (ZooKeeper's {@code DataNode.copyStat}), in int arithmetic.
+     */
+    private long childVersion(String name) throws Exception {
+        Stat stat = fx.curator.checkExists().forPath("/locks/" + name);
+        return Integer.toUnsignedLong(stat.getCversion() + stat.getNumChildren()) / 2;
+    }
+
+    /** Writes the lock node's cversion (the next sequence suffix) into the server's data tree. */
+    private void setChildVersion(String name, int cversion) throws Exception {
+        Stat stat = fx.curator.checkExists().forPath("/locks/" + name);
+        zkServer().getZKDatabase().getDataTree().setCversionPzxid("/warden/locks/" + name, cversion, stat.getPzxid());
+        assertThat(childVersion(name)).isEqualTo((long) cversion);
+    }
+
+    /** Runs the server's container reaper once now, instead of waiting for its one-minute timer. */
+    private void reapContainers() throws Exception {
+        Object embedded = field(testingMain(), "zooKeeperEmbedded");
+        Object main = field(embedded, "mainsingle");
+        ((ContainerManager) field(main, "containerManager")).checkContainers();
+    }
+
+    private ZooKeeperServer zkServer() throws Exception {
+        return ((ZooKeeperServerEmbeddedAdapter) testingMain()).getServerCnxnFactory().getZooKeeperServer();
+    }
+
+    /** Curator's adapter for the embedded server behind {@code fx.server} (package-private API, so by reflection). */
+    private Object testingMain() throws Exception {
+        Method server = TestingServer.class.getDeclaredMethod("getTestingZooKeeperServer");
+        server.setAccessible(true);
+        Object testing = server.invoke(fx.server);
+        Method main = testing.getClass().getDeclaredMethod("getMain");
+        main.setAccessible(true);
+        return main.invoke(testing);
+    }
+
+    private static Object field(Object owner, String name) throws Exception {
+        for (Class<?> c = owner.getClass(); c != null; c = c.getSuperclass()) {
+            try {
+                Field f = c.getDeclaredField(name);
+                f.setAccessible(true);
+                return f.get(owner);
+            } catch (NoSuchFieldException e) {
+                // look in the superclass
+            }
+        }
+        throw new NoSuchFieldException(owner.getClass() + "." + name);
+    }
+}
