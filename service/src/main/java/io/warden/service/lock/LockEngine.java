@@ -44,9 +44,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>A blocked request watches the one node it waits for ({@link LockQueue#blocker}); when that goes, it reads the
  * children once and either holds or watches the next blocker. Waiting costs memory, not threads.
  *
- * <p>Concurrency: called from any thread; continuations run on Curator's event thread and never block. Each
- * {@link Waiting} moves WAITING → DONE, or WAITING → TIMING_OUT → DONE, by compare-and-set: only the path that wins the
- * move answers the call, so a request is never reported GRANTED after the engine deleted its node.
+ * <p>Concurrency: called from any thread; continuations run on Curator's event thread and never block. Held calls are
+ * registered in {@link WaitingCalls} from start to answer. Each {@link Waiting} moves WAITING → DONE, or WAITING →
+ * TIMING_OUT → DONE, by compare-and-set: only the path that wins the move answers the call, so a request is never
+ * reported GRANTED after the engine deleted its node.
  */
 public final class LockEngine {
     private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
@@ -63,7 +64,7 @@ public final class LockEngine {
     private final NodeInfoCache nodes;
     private final LockReader reader;
     /** Held acquire calls on this gateway, by session id. */
-    private final Map<String, Set<Waiting>> waiting = new ConcurrentHashMap<>();
+    private final WaitingCalls<Waiting> waiting = new WaitingCalls<>();
     /**
      * Requests made through this gateway, by (session, lock path, token), so a release needs no reads. Only a hint:
      * the release's multi fails harmlessly when the entry is stale, and a miss falls back to reading ZooKeeper.
@@ -340,8 +341,13 @@ public final class LockEngine {
             long left = Duration.ofMillis(w.req.waitMs()).toNanos() - (clock.read() - w.startNanos);
             w.timer = clock.schedule(Duration.ofNanos(Math.max(0, left)), () -> onTimeout(w));
         }
-        waiting.computeIfAbsent(w.req.sessionId(), k -> ConcurrentHashMap.newKeySet()).add(w);
+        waiting.add(w.req.sessionId(), w);
         metrics.waiterAdded();
+        if (draining) {
+            // drain() sets the flag, then answers the calls it finds: a call registered after that look answers itself.
+            fail(w, drainingError());
+            return w.future;
+        }
         evaluate(w);
         return w.future;
     }
@@ -518,12 +524,8 @@ public final class LockEngine {
     }
 
     private void forget(Waiting w) {
-        Set<Waiting> set = waiting.get(w.req.sessionId());
-        if (set != null && set.remove(w)) {
+        if (waiting.remove(w.req.sessionId(), w)) {
             metrics.waiterDone();
-            if (set.isEmpty()) {
-                waiting.remove(w.req.sessionId(), set);
-            }
         }
         Clock.Cancellable t = w.timer;
         if (t != null) {
@@ -754,12 +756,9 @@ public final class LockEngine {
 
     /** Answers held calls on this gateway for a request that another call removed. */
     private void notifyRemoved(String sessionId, String uuid) {
-        Set<Waiting> set = waiting.get(sessionId);
-        if (set != null) {
-            for (Waiting w : set) {
-                if (w.uuid.equals(uuid)) {
-                    gone(w);
-                }
+        for (Waiting w : waiting.of(sessionId)) {
+            if (w.uuid.equals(uuid)) {
+                gone(w);
             }
         }
     }
@@ -768,11 +767,8 @@ public final class LockEngine {
     public void sessionEnded(String sessionId) {
         hints.remove(sessionId);
         endedCounts.remove(sessionId);
-        Set<Waiting> set = waiting.get(sessionId);
-        if (set != null) {
-            for (Waiting w : List.copyOf(set)) {
-                fail(w, WardenException.sessionNotFound(sessionId));
-            }
+        for (Waiting w : waiting.of(sessionId)) {
+            fail(w, WardenException.sessionNotFound(sessionId));
         }
     }
 
@@ -790,10 +786,8 @@ public final class LockEngine {
     }
 
     private void forEachWaiting(java.util.function.Consumer<Waiting> action) {
-        for (Set<Waiting> set : waiting.values()) {
-            for (Waiting w : set) {
-                action.accept(w);
-            }
+        for (Waiting w : waiting.all()) {
+            action.accept(w);
         }
     }
 
@@ -803,7 +797,7 @@ public final class LockEngine {
     }
 
     public int pendingCount() {
-        return waiting.values().stream().mapToInt(Set::size).sum();
+        return waiting.size();
     }
 
     private static String lastSegment(String path) {
