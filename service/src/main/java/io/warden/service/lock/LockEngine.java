@@ -410,11 +410,13 @@ public final class LockEngine {
             }
             QueueEntry blocker = next.get();
             log.debug("request {} on {} (token {}) waits for {}", w.req.requestId(), w.req.name(), w.token, blocker.node());
-            zk.existsWatched(w.lockPath + "/" + blocker.node(), w.watcher).whenComplete((stat, e2) -> {
-                if (e2 != null) {
-                    fail(w, Zk.translate(e2));
-                } else if (stat == null) {
+            // getData, not exists: on a node that is already gone, exists would leave a watch for its creation, and a
+            // queue node's name never comes back (issue 9, finding 12). NONODE from getData leaves no watch.
+            zk.dataWatched(w.lockPath + "/" + blocker.node(), w.watcher).whenComplete((ds, e2) -> {
+                if (e2 != null && Zk.code(e2) == Code.NONODE) {
                     evaluate(w); // the blocker went before the watch was set
+                } else if (e2 != null) {
+                    fail(w, Zk.translate(e2));
                 }
             });
         });

@@ -85,7 +85,11 @@ public final class Zk {
                 e -> new DataAndStat(e.getData(), e.getStat()));
     }
 
-    /** Reads the data and leaves a one-shot watch on the node. */
+    /**
+     * Reads the data and leaves a one-shot watch on the node. A node that does not exist fails with NONODE and leaves
+     * no watch (unlike {@code exists}, whose watch would wait for the node's creation), as Curator's
+     * {@code LockInternals} relies on.
+     */
     public CompletableFuture<DataAndStat> dataWatched(String path, Watcher watcher) {
         return call("getData", (cb) -> client.getData().usingWatcher(watcher).inBackground(cb).forPath(path),
                 e -> new DataAndStat(e.getData(), e.getStat()));
@@ -94,11 +98,6 @@ public final class Zk {
     /** The node's stat, or null when it does not exist. */
     public CompletableFuture<Stat> exists(String path) {
         return call("exists", (cb) -> client.checkExists().inBackground(cb).forPath(path), CuratorEvent::getStat);
-    }
-
-    /** The node's stat (null when absent), leaving a one-shot watch that fires on its deletion or creation. */
-    public CompletableFuture<Stat> existsWatched(String path, Watcher watcher) {
-        return call("exists", (cb) -> client.checkExists().usingWatcher(watcher).inBackground(cb).forPath(path), CuratorEvent::getStat);
     }
 
     public CompletableFuture<String> create(String path, byte[] data, CreateMode mode, boolean parentsAsContainers) {

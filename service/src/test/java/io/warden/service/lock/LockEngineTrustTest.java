@@ -23,8 +23,11 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 
+import static io.warden.service.support.WardenFixture.await;
 import static io.warden.service.support.WardenFixture.code;
 import static io.warden.service.support.WardenFixture.exclusive;
 import static io.warden.service.support.WardenFixture.join;
@@ -124,7 +127,82 @@ class LockEngineTrustTest {
         assertThat(fx.queue("seq/near")).singleElement().asString().endsWith("__WRIT__0000000000");
     }
 
+    // ------------------------------------------------------------------ finding 12: watches on vanished blockers
+
+    /*
+     * Issue 9, finding 12: a blocked call watched its blocker with exists(). When the blocker was deleted between the
+     * call's read of the queue and that exists(), the exists() answered "no node" and left a watch for the node's
+     * creation on the server. A queue node's name is never made again, so that watch stayed for the life of the
+     * gateway's ZooKeeper session, and was sent again on every reconnect.
+     *
+     * The window is made deterministic by the gateway's one ZooKeeper connection, which keeps request order: a
+     * try-lock T and a waiting call W queue behind a holder at once; T's read is answered first, and T (not holding,
+     * wait_ms 0) sends the delete of its node before W, whose read still shows T as its blocker, sends its watch.
+     */
+    @Test
+    void waitersWhoseBlockerVanishesJustBeforeTheWatch_leaveNoWatchOnTheServer() throws Exception {
+        String holder = session(w, "h", 60_000);
+        String trier = session(w, "t", 60_000);
+        String waiter = session(w, "w", 60_000);
+        awaitSessionWatches(holder, trier, waiter);
+        int baseline = fx.watchCount();
+        int rounds = 20;
+
+        for (int i = 0; i < rounds; i++) {
+            String name = "vanish/lock-" + i;
+            AcquireResult held = join(w.acquire(exclusive(holder, name, 0)));
+            CompletableFuture<AcquireResult> tryLock = w.acquire(exclusive(trier, name, 0));
+            CompletableFuture<AcquireResult> waits = w.acquire(exclusive(waiter, name, 60_000));
+            assertThat(join(tryLock).status()).isEqualTo(Status.TIMED_OUT);
+            await("the waiter is queued behind the holder", () -> fx.queueSize(name) == 2 && !waits.isDone());
+
+            assertThat(w.release(holder, LockName.parse(name), held.token()).join()).isTrue();
+            AcquireResult granted = join(waits);
+            assertThat(granted.status()).isEqualTo(Status.GRANTED);
+            assertThat(w.release(waiter, LockName.parse(name), granted.token()).join()).isTrue();
+        }
+
+        assertThat(fx.watchCount()).as("watches on the server after %d rounds (baseline %d); on queue nodes: %s", rounds,
+                baseline, queueNodeWatches()).isEqualTo(baseline);
+    }
+
     // ------------------------------------------------------------------ helpers
+
+    /** The watches the server holds, as "path session" lines (4lw {@code wchp}). */
+    private List<String> serverWatches() throws Exception {
+        String out;
+        try (var socket = new java.net.Socket("127.0.0.1", fx.server.getPort())) {
+            socket.getOutputStream().write("wchp".getBytes());
+            out = new String(socket.getInputStream().readAllBytes());
+        }
+        List<String> watches = new ArrayList<>();
+        String path = null;
+        for (String line : out.split("\n")) {
+            if (line.startsWith("/")) {
+                path = line.trim();
+            } else if (!line.isBlank() && path != null) {
+                watches.add(path + " " + line.trim());
+            }
+        }
+        return watches;
+    }
+
+    /** The server's watches on queue nodes (children of a lock node). */
+    private List<String> queueNodeWatches() throws Exception {
+        return serverWatches().stream().filter(wt -> wt.matches("/warden/locks/.*/_c_[^/ ]*__(WRIT|READ)__-?\\d+ .*")).toList();
+    }
+
+    /** Waits until the gateway watches the records of these sessions (it sets those watches on its own schedule). */
+    private void awaitSessionWatches(String... sessions) {
+        await("the gateway watches its sessions", () -> {
+            try {
+                List<String> watches = serverWatches();
+                return java.util.Arrays.stream(sessions).allMatch(sid -> watches.stream().anyMatch(wt -> wt.startsWith("/warden/sessions/" + sid + " ")));
+            } catch (Exception e) {
+                throw new AssertionError(e);
+            }
+        });
+    }
 
     private record Outcome(Status status, WardenException.ErrorCode code) {
         boolean granted() {
