@@ -16,7 +16,6 @@ import io.warden.service.zk.Zk;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
-import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -65,6 +64,8 @@ public final class LockEngine {
     private final LockReader reader;
     /** Held acquire calls on this gateway, by session id. */
     private final WaitingCalls<Waiting> waiting = new WaitingCalls<>();
+    /** The watches held calls keep on their blockers, one per blocker node. */
+    private final BlockerWatches<Waiting> blockers;
     /**
      * Requests made through this gateway, by (session, lock path, token), so a release needs no reads. Only a hint:
      * the release's multi fails harmlessly when the entry is stale, and a miss falls back to reading ZooKeeper.
@@ -84,6 +85,7 @@ public final class LockEngine {
         this.maxWaitersPerLock = maxWaitersPerLock;
         this.nodes = new NodeInfoCache(zk);
         this.reader = new LockReader(zk, nodes);
+        this.blockers = new BlockerWatches<>(zk, w -> w.state.get() == Waiting.WAITING, this::evaluate);
         zk.client().getConnectionStateListenable().addListener((c, state) -> {
             if (state == org.apache.curator.framework.state.ConnectionState.RECONNECTED) {
                 // Watches do not survive a ZooKeeper session expiry: look at every held call again.
@@ -410,13 +412,13 @@ public final class LockEngine {
             }
             QueueEntry blocker = next.get();
             log.debug("request {} on {} (token {}) waits for {}", w.req.requestId(), w.req.name(), w.token, blocker.node());
-            // getData, not exists: on a node that is already gone, exists would leave a watch for its creation, and a
-            // queue node's name never comes back (issue 9, finding 12). NONODE from getData leaves no watch.
-            zk.dataWatched(w.lockPath + "/" + blocker.node(), w.watcher).whenComplete((ds, e2) -> {
-                if (e2 != null && Zk.code(e2) == Code.NONODE) {
-                    evaluate(w); // the blocker went before the watch was set
-                } else if (e2 != null) {
+            // The watch is set with getData, not exists: on a node that is already gone, exists would leave a watch for
+            // its creation, and a queue node's name never comes back (issue 9, finding 12). NONODE leaves no watch.
+            blockers.watch(w.lockPath + "/" + blocker.node(), w).whenComplete((watched, e2) -> {
+                if (e2 != null) {
                     fail(w, Zk.translate(e2));
+                } else if (!watched) {
+                    evaluate(w); // the blocker went before the watch was set
                 }
             });
         });
@@ -529,6 +531,7 @@ public final class LockEngine {
         if (waiting.remove(w.req.sessionId(), w)) {
             metrics.waiterDone();
         }
+        blockers.leave(w); // its watch goes with the last call that waits for that node
         Clock.Cancellable t = w.timer;
         if (t != null) {
             t.cancel();
@@ -820,8 +823,6 @@ public final class LockEngine {
         final long startNanos;
         final CompletableFuture<AcquireResult> future = new CompletableFuture<>();
         final AtomicInteger state = new AtomicInteger(WAITING);
-        /** One watcher object per call, so re-arming a watch on the same blocker does not add another. */
-        final Watcher watcher;
         /** Set once in start(), before any completion can run. */
         volatile Clock.Cancellable timer;
         /** Touched only by the evaluation chain (one at a time per call). */
@@ -835,11 +836,6 @@ public final class LockEngine {
             this.node = node;
             this.token = token;
             this.startNanos = startNanos;
-            this.watcher = event -> {
-                if (event.getType() != Watcher.Event.EventType.None) {
-                    evaluate(this);
-                }
-            };
         }
     }
 

@@ -95,6 +95,22 @@ public final class Zk {
                 e -> new DataAndStat(e.getData(), e.getStat()));
     }
 
+    /**
+     * Takes every one-shot data watch on the node off this client and off the server (ZooKeeper's
+     * {@code removeAllWatches}; removing one watcher object only clears it on the client, and the server's watch stays
+     * until the node changes). Local removal happens even when the server cannot be asked. Completes normally when
+     * there was no watch to remove.
+     */
+    public CompletableFuture<Void> removeDataWatches(String path) {
+        return call("removeWatches", (cb) -> client.watchers().removeAll().ofType(Watcher.WatcherType.Data).locally()
+                .inBackground(cb).forPath(path), e -> (Void) null).exceptionally(err -> {
+            if (code(err) == KeeperException.Code.NOWATCHER) {
+                return null;
+            }
+            throw translate(err);
+        });
+    }
+
     /** The node's stat, or null when it does not exist. */
     public CompletableFuture<Stat> exists(String path) {
         return call("exists", (cb) -> client.checkExists().inBackground(cb).forPath(path), CuratorEvent::getStat);

@@ -11,9 +11,12 @@ import io.warden.service.api.Warden;
 import io.warden.service.api.WardenException;
 import io.warden.service.support.WardenFixture;
 import io.warden.service.zk.CellPaths;
+import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.test.TestingServer;
 import org.apache.curator.test.ZooKeeperServerEmbeddedAdapter;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 import org.apache.zookeeper.server.ContainerManager;
 import org.apache.zookeeper.server.ZooKeeperServer;
@@ -23,8 +26,11 @@ import org.junit.jupiter.api.Test;
 
 import java.lang.reflect.Field;
 import java.lang.reflect.Method;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 import static io.warden.service.support.WardenFixture.await;
@@ -32,8 +38,10 @@ import static io.warden.service.support.WardenFixture.code;
 import static io.warden.service.support.WardenFixture.exclusive;
 import static io.warden.service.support.WardenFixture.join;
 import static io.warden.service.support.WardenFixture.session;
+import static io.warden.service.support.WardenFixture.shared;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.assertj.core.api.SoftAssertions.assertSoftly;
 
 /**
  * Regression tests for the lock engine's trust in what ZooKeeper tells it (issue 9): the queue order it derives from
@@ -166,7 +174,125 @@ class LockEngineTrustTest {
                 baseline, queueNodeWatches()).isEqualTo(baseline);
     }
 
+    // ------------------------------------------------------------------ finding 13: watchers of finished calls
+
+    /*
+     * Issue 9, finding 13: every held call registered its own watcher on its blocker, and nothing took it off when the
+     * call finished (timed out, cancelled, failed): it stayed on the ZooKeeper client until the blocker changed, with
+     * the server's watch under it. 200 timed-out try-locks with wait_ms = 200 behind a long-lived holder left 200
+     * watcher objects on the gateway's client. Here 10 locks have a holder and 5 SHARED waiters each; all 50 time out.
+     */
+    @Test
+    void waitingCallsThatTimeOut_leaveNoWatchersOnTheClientAndNoWatchesOnTheServer() throws Exception {
+        String holder = session(w, "h", 60_000);
+        List<String> readers = new ArrayList<>();
+        for (int r = 0; r < 5; r++) {
+            readers.add(session(w, "r" + r, 60_000));
+        }
+        List<String> all = new ArrayList<>(readers);
+        all.add(holder);
+        awaitSessionWatches(all.toArray(String[]::new));
+        int serverBaseline = fx.watchCount();
+        int clientBaseline = clientWatchers();
+        int locks = 10;
+        for (int i = 0; i < locks; i++) {
+            join(w.acquire(exclusive(holder, "finished/lock-" + i, 0)));
+        }
+        double readsBefore = blockerReads();
+        List<CompletableFuture<AcquireResult>> calls = new ArrayList<>();
+        for (int i = 0; i < locks; i++) {
+            for (String reader : readers) {
+                calls.add(w.acquire(shared(reader, "finished/lock-" + i, 200)));
+            }
+        }
+        await("every call watches its blocker", () -> blockerReads() - readsBefore >= calls.size());
+        assertThat(calls).noneMatch(CompletableFuture::isDone);
+
+        fx.clock.advance(Duration.ofMillis(200));
+
+        for (CompletableFuture<AcquireResult> call : calls) {
+            assertThat(join(call).status()).isEqualTo(Status.TIMED_OUT);
+        }
+        eventually(() -> fx.watchCount() == serverBaseline && clientWatchers() == clientBaseline);
+        int clientAfter = clientWatchers();
+        int serverAfter = fx.watchCount();
+        List<String> onQueueNodes = queueNodeWatches();
+        assertSoftly(soft -> {
+            soft.assertThat(clientAfter).as("watcher objects on the gateway's ZooKeeper client (baseline %d)", clientBaseline)
+                    .isEqualTo(clientBaseline);
+            soft.assertThat(serverAfter).as("watches on the server (baseline %d); on queue nodes: %s", serverBaseline,
+                    onQueueNodes).isEqualTo(serverBaseline);
+        });
+        assertThat(fx.queue("finished/lock-0")).as("the holders hold on").hasSize(1);
+    }
+
+    /*
+     * Issue 9, finding 13 (the other side): a node's watch is removed from the server when its last waiting call
+     * leaves, and that removal takes off every watch of the gateway on the node. A call that starts waiting for the
+     * same node at that moment must still be woken when the node goes.
+     */
+    @Test
+    void aCallThatStartsWaitingAsTheLastOneLeaves_isStillWokenByTheRelease() {
+        String holder = session(w, "h", 60_000);
+        String early = session(w, "e", 60_000);
+        String late = session(w, "l", 60_000);
+        for (int i = 0; i < 20; i++) {
+            String name = "handover/lock-" + i;
+            AcquireResult held = join(w.acquire(exclusive(holder, name, 0)));
+            CompletableFuture<AcquireResult> leaving = w.acquire(shared(early, name, 100));
+            await("the first call waits", () -> gw.pendingAcquires() == 1);
+
+            CompletableFuture<AcquireResult> arriving = w.acquire(shared(late, name, 60_000));
+            fx.clock.advance(Duration.ofMillis(100));
+            assertThat(join(leaving).status()).isEqualTo(Status.TIMED_OUT);
+            await("the second call waits", () -> fx.queueSize(name) == 2);
+
+            assertThat(w.release(holder, LockName.parse(name), held.token()).join()).isTrue();
+            AcquireResult granted = join(arriving);
+            assertThat(granted.status()).as("round %d", i).isEqualTo(Status.GRANTED);
+            assertThat(w.release(late, LockName.parse(name), granted.token()).join()).isTrue();
+        }
+    }
+
     // ------------------------------------------------------------------ helpers
+
+    /** Watcher objects registered on the gateway's ZooKeeper client (one-shot data, exists and child watches). */
+    private int clientWatchers() {
+        try {
+            CuratorFramework client = (CuratorFramework) field(gw, "client");
+            ZooKeeper zooKeeper = client.getZookeeperClient().getZooKeeper();
+            Method manager = ZooKeeper.class.getDeclaredMethod("getWatchManager");
+            manager.setAccessible(true);
+            Object watches = manager.invoke(zooKeeper);
+            int n = 0;
+            for (String kind : new String[]{"dataWatches", "existWatches", "childWatches"}) {
+                @SuppressWarnings("unchecked")
+                Map<String, Set<Watcher>> byPath = (Map<String, Set<Watcher>>) field(watches, kind);
+                synchronized (byPath) {
+                    for (Set<Watcher> set : byPath.values()) {
+                        n += set.size();
+                    }
+                }
+            }
+            return n;
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
+    }
+
+    /** The gateway's reads of single nodes (getData and exists): a waiting call makes one to watch its blocker. */
+    private double blockerReads() {
+        return gw.metrics().registry().find("warden.zk.operation").timers().stream()
+                .filter(t -> List.of("getData", "exists").contains(t.getId().getTag("op"))).mapToDouble(t -> t.count()).sum();
+    }
+
+    /** Waits up to five seconds for a condition, without failing: the assertions after it say what is wrong. */
+    private static void eventually(java.util.function.BooleanSupplier condition) throws InterruptedException {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(5);
+        while (!condition.getAsBoolean() && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+    }
 
     /** The watches the server holds, as "path session" lines (4lw {@code wchp}). */
     private List<String> serverWatches() throws Exception {
