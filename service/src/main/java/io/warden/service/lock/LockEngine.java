@@ -16,7 +16,6 @@ import io.warden.service.zk.Zk;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
-import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -44,9 +43,10 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>A blocked request watches the one node it waits for ({@link LockQueue#blocker}); when that goes, it reads the
  * children once and either holds or watches the next blocker. Waiting costs memory, not threads.
  *
- * <p>Concurrency: called from any thread; continuations run on Curator's event thread and never block. Each
- * {@link Waiting} moves WAITING → DONE, or WAITING → TIMING_OUT → DONE, by compare-and-set: only the path that wins the
- * move answers the call, so a request is never reported GRANTED after the engine deleted its node.
+ * <p>Concurrency: called from any thread; continuations run on Curator's event thread and never block. Held calls are
+ * registered in {@link WaitingCalls} from start to answer. Each {@link Waiting} moves WAITING → DONE, or WAITING →
+ * TIMING_OUT → DONE, by compare-and-set: only the path that wins the move answers the call, so a request is never
+ * reported GRANTED after the engine deleted its node.
  */
 public final class LockEngine {
     private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
@@ -63,12 +63,16 @@ public final class LockEngine {
     private final NodeInfoCache nodes;
     private final LockReader reader;
     /** Held acquire calls on this gateway, by session id. */
-    private final Map<String, Set<Waiting>> waiting = new ConcurrentHashMap<>();
+    private final WaitingCalls<Waiting> waiting = new WaitingCalls<>();
+    /** The watches held calls keep on their blockers, one per blocker node. */
+    private final BlockerWatches<Waiting> blockers;
     /**
      * Requests made through this gateway, by (session, lock path, token), so a release needs no reads. Only a hint:
      * the release's multi fails harmlessly when the entry is stale, and a miss falls back to reading ZooKeeper.
      */
     private final Map<String, QueueEntry> made = new ConcurrentHashMap<>();
+    /** Lock paths whose sequence was found near the limit: acquires read the node's stat before creating. Bounded. */
+    private final Set<String> nearLimit = ConcurrentHashMap.newKeySet();
     /** When this gateway last released a hold of a lock path, for the handoff metric. */
     private final Map<String, Long> releasedAt = new ConcurrentHashMap<>();
     private volatile boolean draining;
@@ -81,6 +85,7 @@ public final class LockEngine {
         this.maxWaitersPerLock = maxWaitersPerLock;
         this.nodes = new NodeInfoCache(zk);
         this.reader = new LockReader(zk, nodes);
+        this.blockers = new BlockerWatches<>(zk, w -> w.state.get() == Waiting.WAITING, this::evaluate);
         zk.client().getConnectionStateListenable().addListener((c, state) -> {
             if (state == org.apache.curator.framework.state.ConnectionState.RECONNECTED) {
                 // Watches do not survive a ZooKeeper session expiry: look at every held call again.
@@ -206,10 +211,24 @@ public final class LockEngine {
                 return ds;
             }).thenCompose(ds -> existingRecord(req, lockPath, uuid, ds, start));
         }
+        if (nearLimit.contains(lockPath)) {
+            // This lock's sequence was near the limit a moment ago: look before making (and undoing) another node.
+            return zk.exists(lockPath).thenCompose(stat -> {
+                if (stat != null && !LockQueue.admits(LockQueue.nextSequence(stat.getCversion(), stat.getNumChildren()))) {
+                    throw sequenceExhausted(req.name(), LockQueue.nextSequence(stat.getCversion(), stat.getNumChildren()));
+                }
+                nearLimit.remove(lockPath); // drained and reaped: the name starts again at 0
+                return create(req, p, start, attempt);
+            });
+        }
         return zk.multi(ops).handle((results, err) -> {
             if (err == null) {
                 long token = results.get(1).getResultStat().getMzxid();
                 String node = lastSegment(results.get(2).getResultPath());
+                long sequence = QueueEntry.parse(node).map(QueueEntry::sequence).orElse(-1L);
+                if (!LockQueue.admits(sequence)) {
+                    return refuse(req, lockPath + "/" + node, requestPath, sequence);
+                }
                 remember(req.sessionId(), lockPath, token, node);
                 countRequest(req.sessionId(), 1);
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
@@ -242,6 +261,41 @@ public final class LockEngine {
             }
             throw Zk.translate(err);
         }).thenCompose(f -> f);
+    }
+
+    /**
+     * The node just made has a sequence too close to the limit (see {@link LockQueue}): takes the node and its request
+     * record back, as if the request had never been made, and refuses it. Later acquires on this lock look first.
+     */
+    private CompletableFuture<Waiting> refuse(AcquireRequest req, String nodePath, String requestPath, long sequence) {
+        if (nearLimit.size() >= NodeInfoCache.MAX_ENTRIES) {
+            nearLimit.clear();
+        }
+        nearLimit.add(CellPaths.lock(req.name()));
+        WardenException refusal = sequenceExhausted(req.name(), sequence);
+        log.warn("lock {} is near the end of its sequence numbers (node {}); refusing new requests until it drains",
+                req.name(), lastSegment(nodePath));
+        List<CuratorOp> undo;
+        try {
+            undo = List.of(zk.ops().delete().forPath(nodePath), zk.ops().delete().forPath(requestPath));
+        } catch (Exception e) {
+            refusal.addSuppressed(e);
+            return CompletableFuture.failedFuture(refusal);
+        }
+        return zk.multi(undo).handle((r, err) -> {
+            if (err != null) {
+                // The entry stays, with its record: a legitimate request (below the limit) that a retry with the same
+                // request_id rejoins, and that ends with its session.
+                refusal.addSuppressed(Zk.unwrap(err));
+            }
+            throw refusal;
+        });
+    }
+
+    private static WardenException sequenceExhausted(LockName name, long sequence) {
+        return WardenException.exhausted("lock " + name + " has used up its queue sequence numbers (next " + sequence
+                + ", new requests are taken below " + (LockQueue.SEQUENCE_LIMIT - LockQueue.ADMISSION_MARGIN)
+                + "); it takes new requests again once its holders and waiters are gone and ZooKeeper has removed its node");
     }
 
     private CompletableFuture<Void> ensureLockNode(String lockPath) {
@@ -289,8 +343,13 @@ public final class LockEngine {
             long left = Duration.ofMillis(w.req.waitMs()).toNanos() - (clock.read() - w.startNanos);
             w.timer = clock.schedule(Duration.ofNanos(Math.max(0, left)), () -> onTimeout(w));
         }
-        waiting.computeIfAbsent(w.req.sessionId(), k -> ConcurrentHashMap.newKeySet()).add(w);
+        waiting.add(w.req.sessionId(), w);
         metrics.waiterAdded();
+        if (draining) {
+            // drain() sets the flag, then answers the calls it finds: a call registered after that look answers itself.
+            fail(w, drainingError());
+            return w.future;
+        }
         evaluate(w);
         return w.future;
     }
@@ -344,12 +403,21 @@ public final class LockEngine {
                 }
                 return;
             }
-            QueueEntry blocker = q.blocker(i).orElseThrow();
+            java.util.Optional<QueueEntry> next = q.blocker(i);
+            if (next.isEmpty()) {
+                // A damaged entry (sequence past the limit) with nothing to wait for: it can never hold; its timer ends it.
+                log.debug("request {} on {} (token {}) cannot be ordered ({}); it waits for its timer", w.req.requestId(),
+                        w.req.name(), w.token, w.node);
+                return;
+            }
+            QueueEntry blocker = next.get();
             log.debug("request {} on {} (token {}) waits for {}", w.req.requestId(), w.req.name(), w.token, blocker.node());
-            zk.existsWatched(w.lockPath + "/" + blocker.node(), w.watcher).whenComplete((stat, e2) -> {
+            // The watch is set with getData, not exists: on a node that is already gone, exists would leave a watch for
+            // its creation, and a queue node's name never comes back (issue 9, finding 12). NONODE leaves no watch.
+            blockers.watch(w.lockPath + "/" + blocker.node(), w).whenComplete((watched, e2) -> {
                 if (e2 != null) {
                     fail(w, Zk.translate(e2));
-                } else if (stat == null) {
+                } else if (!watched) {
                     evaluate(w); // the blocker went before the watch was set
                 }
             });
@@ -460,13 +528,10 @@ public final class LockEngine {
     }
 
     private void forget(Waiting w) {
-        Set<Waiting> set = waiting.get(w.req.sessionId());
-        if (set != null && set.remove(w)) {
+        if (waiting.remove(w.req.sessionId(), w)) {
             metrics.waiterDone();
-            if (set.isEmpty()) {
-                waiting.remove(w.req.sessionId(), set);
-            }
         }
+        blockers.leave(w); // its watch goes with the last call that waits for that node
         Clock.Cancellable t = w.timer;
         if (t != null) {
             t.cancel();
@@ -696,12 +761,9 @@ public final class LockEngine {
 
     /** Answers held calls on this gateway for a request that another call removed. */
     private void notifyRemoved(String sessionId, String uuid) {
-        Set<Waiting> set = waiting.get(sessionId);
-        if (set != null) {
-            for (Waiting w : set) {
-                if (w.uuid.equals(uuid)) {
-                    gone(w);
-                }
+        for (Waiting w : waiting.of(sessionId)) {
+            if (w.uuid.equals(uuid)) {
+                gone(w);
             }
         }
     }
@@ -710,11 +772,8 @@ public final class LockEngine {
     public void sessionEnded(String sessionId) {
         hints.remove(sessionId);
         endedCounts.remove(sessionId);
-        Set<Waiting> set = waiting.get(sessionId);
-        if (set != null) {
-            for (Waiting w : List.copyOf(set)) {
-                fail(w, WardenException.sessionNotFound(sessionId));
-            }
+        for (Waiting w : waiting.of(sessionId)) {
+            fail(w, WardenException.sessionNotFound(sessionId));
         }
     }
 
@@ -732,10 +791,8 @@ public final class LockEngine {
     }
 
     private void forEachWaiting(java.util.function.Consumer<Waiting> action) {
-        for (Set<Waiting> set : waiting.values()) {
-            for (Waiting w : set) {
-                action.accept(w);
-            }
+        for (Waiting w : waiting.all()) {
+            action.accept(w);
         }
     }
 
@@ -745,7 +802,7 @@ public final class LockEngine {
     }
 
     public int pendingCount() {
-        return waiting.values().stream().mapToInt(Set::size).sum();
+        return waiting.size();
     }
 
     private static String lastSegment(String path) {
@@ -766,8 +823,6 @@ public final class LockEngine {
         final long startNanos;
         final CompletableFuture<AcquireResult> future = new CompletableFuture<>();
         final AtomicInteger state = new AtomicInteger(WAITING);
-        /** One watcher object per call, so re-arming a watch on the same blocker does not add another. */
-        final Watcher watcher;
         /** Set once in start(), before any completion can run. */
         volatile Clock.Cancellable timer;
         /** Touched only by the evaluation chain (one at a time per call). */
@@ -781,11 +836,6 @@ public final class LockEngine {
             this.node = node;
             this.token = token;
             this.startNanos = startNanos;
-            this.watcher = event -> {
-                if (event.getType() != Watcher.Event.EventType.None) {
-                    evaluate(this);
-                }
-            };
         }
     }
 

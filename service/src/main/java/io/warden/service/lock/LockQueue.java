@@ -18,12 +18,33 @@ import java.util.Optional;
  * These are exactly the rules of Curator's {@code InterProcessReadWriteLock}, so Curator clients and Warden
  * exclude each other on the same path. A blocked entry waits for one entry only ({@link #blocker}): no herd.
  *
+ * <p><b>Sequence overflow: fail closed.</b> The order is the sequence suffix, which ZooKeeper takes from the lock
+ * node's cversion, an {@code int} counting the creates of its children. At {@link #SEQUENCE_LIMIT} the server stops
+ * counting, so every later child gets the suffix {@code 2147483647} (and, under concurrent creates, wrapped negative
+ * ones such as {@code -2147483648}): their true order is lost. Such entries are <em>damaged</em>: an entry whose
+ * sequence is negative or at the limit, or equal to another entry's. Damaged entries were made after every
+ * undamaged one (ZooKeeper gives sequences in creation order until the limit), so they sort after them, and nothing
+ * at or after the first damaged entry holds — never two holders because of a tie, at the price of a lock that grants
+ * nothing new until the damaged entries go. The engine keeps Warden from getting there: it refuses new entries on a
+ * lock node once its next sequence is within {@link #ADMISSION_MARGIN} of the limit ({@link #admits}), so the lock
+ * drains, ZooKeeper reaps its empty CONTAINER node, and the name starts again at sequence 0.
+ *
  * <p>Immutable.
  */
 public final class LockQueue {
+    /** The largest sequence suffix ZooKeeper can give ({@code Integer.MAX_VALUE}); from here on suffixes repeat. */
+    static final long SEQUENCE_LIMIT = Integer.MAX_VALUE;
+    /** New entries are refused on a lock node whose next sequence is this close to {@link #SEQUENCE_LIMIT}. */
+    static final long ADMISSION_MARGIN = 1_000_000;
+
+    private static final Comparator<QueueEntry> ORDER = Comparator.comparing((QueueEntry e) -> !inRange(e.sequence()))
+            .thenComparingLong(QueueEntry::sequence).thenComparing(QueueEntry::node);
+
     private final List<QueueEntry> entries;
     /** Index of the first EXCLUSIVE entry, or entries.size() when there is none. */
     private final int firstExclusive;
+    /** Index of the first damaged entry (see the class comment), or entries.size() when there is none. */
+    private final int firstDamaged;
 
     private LockQueue(List<QueueEntry> sorted) {
         this.entries = sorted;
@@ -35,6 +56,14 @@ public final class LockQueue {
             }
         }
         this.firstExclusive = first;
+        int damaged = sorted.size();
+        for (int i = 0; i < sorted.size(); i++) {
+            if (!inRange(sorted.get(i).sequence()) || tied(sorted, i)) {
+                damaged = i;
+                break;
+            }
+        }
+        this.firstDamaged = damaged;
     }
 
     /** Builds the queue from a lock node's children; children that are not queue entries are ignored. */
@@ -43,8 +72,33 @@ public final class LockQueue {
         for (String child : children) {
             QueueEntry.parse(child).ifPresent(sorted::add);
         }
-        sorted.sort(Comparator.comparingLong(QueueEntry::sequence).thenComparing(QueueEntry::node));
+        sorted.sort(ORDER);
         return new LockQueue(List.copyOf(sorted));
+    }
+
+    /** Whether ZooKeeper can have given this sequence in creation order (before its counter reached the limit). */
+    private static boolean inRange(long sequence) {
+        return sequence >= 0 && sequence < SEQUENCE_LIMIT;
+    }
+
+    /** Whether the entry at {@code i} of a sorted list shares its sequence with a neighbour. */
+    private static boolean tied(List<QueueEntry> sorted, int i) {
+        long seq = sorted.get(i).sequence();
+        return i > 0 && sorted.get(i - 1).sequence() == seq || i + 1 < sorted.size() && sorted.get(i + 1).sequence() == seq;
+    }
+
+    /** Whether a new entry with this sequence may stay: far enough below the limit that the lock can drain first. */
+    static boolean admits(long sequence) {
+        return sequence >= 0 && sequence < SEQUENCE_LIMIT - ADMISSION_MARGIN;
+    }
+
+    /**
+     * The sequence ZooKeeper gives the next child of a node, from the node's stat as clients see it: the server keeps
+     * the count of creates and reports {@code cversion = 2 * creates - children} in {@code int} arithmetic
+     * ({@code DataNode.copyStat}), so the count is recovered modulo 2^32.
+     */
+    static long nextSequence(int cversion, int numChildren) {
+        return Integer.toUnsignedLong(cversion + numChildren) / 2;
     }
 
     public List<QueueEntry> entries() {
@@ -76,39 +130,50 @@ public final class LockQueue {
 
     /** Whether the entry at {@code index} holds the lock. */
     public boolean holds(int index) {
+        if (index >= firstDamaged) {
+            return false; // fail closed: see the class comment
+        }
         QueueEntry e = entries.get(index);
         return e.mode() == Mode.EXCLUSIVE ? index == 0 : index < firstExclusive;
     }
 
     /**
      * The one entry that the blocked entry at {@code index} waits for: for EXCLUSIVE the entry just before it,
-     * for SHARED the nearest EXCLUSIVE entry before it. Empty when the entry holds.
+     * for SHARED the nearest EXCLUSIVE entry before it. An entry blocked only by damage (see the class comment) waits
+     * for the entry it is tied with, else for the one just before it, so it looks again when the damage may be gone.
+     * Empty when the entry holds, or when a damaged entry has nothing to wait for (alone, it can never hold).
      */
     public Optional<QueueEntry> blocker(int index) {
         if (holds(index)) {
             return Optional.empty();
         }
         QueueEntry e = entries.get(index);
-        if (e.mode() == Mode.EXCLUSIVE) {
+        if (e.mode() == Mode.EXCLUSIVE && index > 0) {
             return Optional.of(entries.get(index - 1));
         }
-        for (int i = index - 1; i >= 0; i--) {
+        for (int i = index - 1; i >= 0 && e.mode() == Mode.SHARED; i--) {
             if (entries.get(i).mode() == Mode.EXCLUSIVE) {
                 return Optional.of(entries.get(i));
             }
         }
-        throw new IllegalStateException("a SHARED entry that does not hold must have an EXCLUSIVE entry before it");
+        if (index < firstDamaged) {
+            throw new IllegalStateException("an undamaged entry that does not hold must have an EXCLUSIVE entry before it");
+        }
+        if (index + 1 < entries.size() && entries.get(index + 1).sequence() == e.sequence()) {
+            return Optional.of(entries.get(index + 1));
+        }
+        return index > 0 ? Optional.of(entries.get(index - 1)) : Optional.empty();
     }
 
-    /** The entries that hold the lock, in queue order. */
+    /** The entries that hold the lock, in queue order (always a prefix of the queue). */
     public List<QueueEntry> holders() {
-        if (entries.isEmpty()) {
+        if (entries.isEmpty() || firstDamaged == 0) {
             return List.of();
         }
         if (firstExclusive == 0) {
             return List.of(entries.get(0));
         }
-        return entries.subList(0, firstExclusive);
+        return entries.subList(0, Math.min(firstExclusive, firstDamaged));
     }
 
     /** The entries that wait, in queue order. */
@@ -116,10 +181,12 @@ public final class LockQueue {
         return entries.subList(holders().size(), entries.size());
     }
 
+    /** FREE when nobody holds (also when entries wait only because of damage). */
     public LockView.LockMode mode() {
-        if (entries.isEmpty()) {
+        List<QueueEntry> holders = holders();
+        if (holders.isEmpty()) {
             return LockView.LockMode.FREE;
         }
-        return entries.get(0).mode() == Mode.EXCLUSIVE ? LockView.LockMode.EXCLUSIVE : LockView.LockMode.SHARED;
+        return holders.get(0).mode() == Mode.EXCLUSIVE ? LockView.LockMode.EXCLUSIVE : LockView.LockMode.SHARED;
     }
 }

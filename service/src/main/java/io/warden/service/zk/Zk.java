@@ -97,20 +97,35 @@ public final class Zk {
                 e -> new DataAndStat(e.getData(), e.getStat()));
     }
 
-    /** Reads the data and leaves a one-shot watch on the node. */
+    /**
+     * Reads the data and leaves a one-shot watch on the node. A node that does not exist fails with NONODE and leaves
+     * no watch (unlike {@code exists}, whose watch would wait for the node's creation), as Curator's
+     * {@code LockInternals} relies on.
+     */
     public CompletableFuture<DataAndStat> dataWatched(String path, Watcher watcher) {
         return call("getData", (cb) -> client.getData().usingWatcher(watcher).inBackground(cb).forPath(path),
                 e -> new DataAndStat(e.getData(), e.getStat()));
     }
 
+    /**
+     * Takes every one-shot data watch on the node off this client and off the server (ZooKeeper's
+     * {@code removeAllWatches}; removing one watcher object only clears it on the client, and the server's watch stays
+     * until the node changes). Local removal happens even when the server cannot be asked. Completes normally when
+     * there was no watch to remove.
+     */
+    public CompletableFuture<Void> removeDataWatches(String path) {
+        return call("removeWatches", (cb) -> client.watchers().removeAll().ofType(Watcher.WatcherType.Data).locally()
+                .inBackground(cb).forPath(path), e -> (Void) null).exceptionally(err -> {
+            if (code(err) == KeeperException.Code.NOWATCHER) {
+                return null;
+            }
+            throw translate(err);
+        });
+    }
+
     /** The node's stat, or null when it does not exist. */
     public CompletableFuture<Stat> exists(String path) {
         return call("exists", (cb) -> client.checkExists().inBackground(cb).forPath(path), CuratorEvent::getStat);
-    }
-
-    /** The node's stat (null when absent), leaving a one-shot watch that fires on its deletion or creation. */
-    public CompletableFuture<Stat> existsWatched(String path, Watcher watcher) {
-        return call("exists", (cb) -> client.checkExists().usingWatcher(watcher).inBackground(cb).forPath(path), CuratorEvent::getStat);
     }
 
     public CompletableFuture<String> create(String path, byte[] data, CreateMode mode, boolean parentsAsContainers) {

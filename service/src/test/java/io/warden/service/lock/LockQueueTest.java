@@ -101,4 +101,51 @@ class LockQueueTest {
         assertThat(QueueEntry.parse("_c_x-__WRIT__12ab")).isEmpty();
         assertThat(LockQueue.of(List.of("child-lock", "_c_a-__WRIT__0000000001")).entries()).hasSize(1);
     }
+
+    /*
+     * Issue 9, finding 3: ZooKeeper's sequence suffix is the parent's cversion, an int. At 2^31-1 it stops growing
+     * (every new child gets 2147483647) or, under concurrent creates, wraps to negative numbers. Ties were broken by
+     * node name, so a newer request whose random id sorts first went ahead of the holder: two EXCLUSIVE holders.
+     */
+    @Test
+    void tiedSequences_neverHold_soANewerRequestCannotSortAheadOfTheHolder() {
+        LockQueue q = LockQueue.of(List.of("_c_ffff-__WRIT__2147483647", "_c_0000-__WRIT__2147483647"));
+
+        assertThat(q.holds(0)).as("the first of two tied entries").isFalse();
+        assertThat(q.holds(1)).isFalse();
+        assertThat(q.holders()).isEmpty();
+        assertThat(q.waiters()).hasSize(2);
+        assertThat(q.mode()).isEqualTo(LockView.LockMode.FREE);
+    }
+
+    @Test
+    void tiedSequences_anywhereInTheQueue_neverHold_butTheEntriesBeforeThemDo() {
+        LockQueue q = LockQueue.of(List.of("_c_r1-__READ__0000000001", "_c_bb-__READ__0000000002", "_c_aa-__READ__0000000002",
+                "_c_r3-__READ__0000000003"));
+
+        assertThat(q.holders()).extracting(QueueEntry::id).containsExactly("r1");
+        for (int i = 1; i < 4; i++) {
+            assertThat(q.holds(i)).as("entry %d", i).isFalse();
+            assertThat(q.blocker(i)).as("a blocked entry watches a neighbour, so it looks again when the tie goes").isPresent();
+        }
+    }
+
+    @Test
+    void sequencePastTheLimit_sortsAfterTheRest_andNeverHolds() {
+        // Wrapped: created after everything else, but "-2147483648" would sort first.
+        LockQueue q = LockQueue.of(List.of("_c_new-__WRIT__-2147483648", "_c_old-__READ__2147483000"));
+
+        assertThat(q.entries()).extracting(QueueEntry::id).containsExactly("old", "new");
+        assertThat(q.holders()).extracting(QueueEntry::id).containsExactly("old");
+        assertThat(q.blocker(1)).map(QueueEntry::id).hasValue("old");
+    }
+
+    @Test
+    void sequenceAtTheLimit_neverHolds_evenAlone() {
+        LockQueue q = LockQueue.of(List.of("_c_x-__WRIT__2147483647"));
+
+        assertThat(q.holds(0)).isFalse();
+        assertThat(q.holders()).isEmpty();
+        assertThat(q.blocker(0)).isEmpty();
+    }
 }

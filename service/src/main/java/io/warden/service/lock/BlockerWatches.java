@@ -1,0 +1,153 @@
+package io.warden.service.lock;
+
+import io.warden.service.zk.Zk;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.WatchedEvent;
+import org.apache.zookeeper.Watcher;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+
+/**
+ * The watches that held acquire calls keep on their blockers ({@link LockQueue#blocker}): one ZooKeeper data watch and
+ * one watcher object per blocker node, shared by every call on this gateway that waits for that node, and taken off
+ * the client and the server ({@link Zk#removeDataWatches}) as soon as the last of those calls is answered or moves on
+ * to another node. (Before, each call added its own watcher and nothing took it off when the call ended: it stayed
+ * until the blocker changed, with the server's watch under it; issue 9, finding 13.)
+ *
+ * <p>When a watched node is deleted or changes, every call waiting for it is woken ({@code wake}: the engine reads the
+ * queue again). A call waits for one node at a time; watching another node leaves the first.
+ *
+ * <p>Concurrency: owns {@link #byPath} and {@link #byCall}, both guarded by {@code this}. The ZooKeeper requests that
+ * set and remove a node's watch are sent while holding it: the gateway has one ZooKeeper connection, which keeps its
+ * requests in order, so the removal of a node's watches is never overtaken by a later call's watch on that node (the
+ * removal would take that watch off too). Only the sending happens under the lock; answers, watch events and wake-ups
+ * run without it. A call is registered only while {@code waiting} says it still waits, and the engine makes every call
+ * {@link #leave} once it is answered, so nothing of a finished call stays. Bounded by the held calls: one entry per
+ * call, and one per node that some call waits for.
+ *
+ * @param <C> the call (the engine's {@code Waiting}), compared by identity
+ */
+final class BlockerWatches<C> {
+    private static final Logger log = LoggerFactory.getLogger(BlockerWatches.class);
+
+    private final Zk zk;
+    private final Predicate<C> waiting;
+    private final Consumer<C> wake;
+    /** The watched nodes, by path. Guarded by {@code this}. */
+    private final Map<String, Blocker> byPath = new HashMap<>();
+    /** The node each registered call waits for. Guarded by {@code this}. */
+    private final Map<C, Blocker> byCall = new HashMap<>();
+
+    BlockerWatches(Zk zk, Predicate<C> waiting, Consumer<C> wake) {
+        this.zk = zk;
+        this.waiting = waiting;
+        this.wake = wake;
+    }
+
+    /**
+     * Makes {@code call} wait for the node at {@code path} and (re)sets the node's watch with {@code getData}, which
+     * leaves no watch on a node that is gone. Completes with true when the watch is set, false when the node is already
+     * gone (the call is then not registered: read the queue again); does nothing, and completes with true, for a call
+     * that no longer waits.
+     */
+    CompletableFuture<Boolean> watch(String path, C call) {
+        Blocker blocker;
+        CompletableFuture<Zk.DataAndStat> read;
+        synchronized (this) {
+            if (!waiting.test(call)) {
+                return CompletableFuture.completedFuture(true);
+            }
+            Blocker before = byCall.get(call);
+            if (before != null && !before.path.equals(path)) {
+                leaveLocked(call, before);
+            }
+            blocker = byPath.computeIfAbsent(path, Blocker::new);
+            blocker.calls.add(call);
+            byCall.put(call, blocker);
+            read = zk.dataWatched(path, blocker); // sent under the lock: see the class comment
+        }
+        return read.handle((ds, err) -> {
+            if (err == null) {
+                return true;
+            }
+            synchronized (this) {
+                if (byCall.get(call) == blocker) {
+                    leaveLocked(call, blocker);
+                }
+            }
+            if (Zk.code(err) == Code.NONODE) {
+                return false;
+            }
+            throw Zk.translate(err);
+        });
+    }
+
+    /** The call waits no more (answered): it leaves its node, whose watch goes when nobody else waits for it. */
+    void leave(C call) {
+        synchronized (this) {
+            Blocker blocker = byCall.get(call);
+            if (blocker != null) {
+                leaveLocked(call, blocker);
+            }
+        }
+    }
+
+    private void leaveLocked(C call, Blocker blocker) {
+        byCall.remove(call);
+        blocker.calls.remove(call);
+        if (blocker.calls.isEmpty() && byPath.get(blocker.path) == blocker) {
+            byPath.remove(blocker.path);
+            zk.removeDataWatches(blocker.path).whenComplete((v, err) -> {
+                if (err != null) {
+                    log.debug("could not remove the watches on {}: {}", blocker.path, Zk.unwrap(err).toString());
+                }
+            });
+        }
+    }
+
+    /** One watched node: the watcher ZooKeeper calls, and the calls waiting for the node (guarded by the registry). */
+    private final class Blocker implements Watcher {
+        final String path;
+        final Set<C> calls = new HashSet<>();
+
+        Blocker(String path) {
+            this.path = path;
+        }
+
+        @Override
+        public void process(WatchedEvent event) {
+            switch (event.getType()) {
+                case NodeDeleted, NodeDataChanged, NodeCreated, NodeChildrenChanged -> wakeAll();
+                default -> {
+                    // None (connection state: the engine looks at every call again on RECONNECTED), or the
+                    // DataWatchRemoved that our own removal sends to a node's last watcher.
+                }
+            }
+        }
+
+        private void wakeAll() {
+            List<C> woken;
+            synchronized (BlockerWatches.this) {
+                if (byPath.get(path) != this) {
+                    return; // left by its last call; a newer watcher for this node (if any) has its own calls
+                }
+                byPath.remove(path); // ZooKeeper's watch fired: it is gone on the server and the client
+                woken = List.copyOf(calls);
+                for (C call : woken) {
+                    byCall.remove(call);
+                }
+                calls.clear();
+            }
+            woken.forEach(wake);
+        }
+    }
+}
