@@ -146,6 +146,7 @@ public final class Gateway implements AutoCloseable {
                     // made by another gateway or an earlier run
                 }
             }
+            makeShards();
             sessions.start();
             registration.start();
             if (!registration.waitForInitialCreate(waitMs, TimeUnit.MILLISECONDS)) {
@@ -187,6 +188,30 @@ public final class Gateway implements AutoCloseable {
         http.start(config.httpHost(), config.httpPort());
         advertise();
         log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {})", gatewayId, http.port(), config.zkConnect(), config.chroot());
+    }
+
+    /**
+     * The 256 shards of /sessions and /lockdelay (PERSISTENT: multis create below them), made once per cell; the
+     * creates are sent together, not one round trip each.
+     */
+    private void makeShards() throws Exception {
+        for (String parent : new String[]{CellPaths.SESSIONS, CellPaths.LOCK_DELAY}) {
+            java.util.Set<String> present = new java.util.HashSet<>(client.getChildren().forPath(parent));
+            java.util.List<java.util.concurrent.CompletableFuture<String>> creates = new java.util.ArrayList<>();
+            for (String shard : CellPaths.shards()) {
+                if (!present.contains(shard)) {
+                    creates.add(zk.create(parent + "/" + shard, new byte[0], CreateMode.PERSISTENT, false)
+                            .exceptionally(e -> null)); // NODEEXISTS: made by another gateway; anything else: below
+                }
+            }
+            java.util.concurrent.CompletableFuture.allOf(creates.toArray(java.util.concurrent.CompletableFuture[]::new))
+                    .get(config.zkSessionTimeout().toMillis(), TimeUnit.MILLISECONDS);
+            int made = client.getChildren().forPath(parent).size();
+            if (made < CellPaths.SESSION_SHARDS) {
+                throw new IllegalStateException("could not make the shards of " + parent + " (" + made + " of "
+                        + CellPaths.SESSION_SHARDS + ")");
+            }
+        }
     }
 
     /** Puts this gateway's URL in its /gateways node, now that the port is bound: consoles of other gateways ask it. */
@@ -251,7 +276,7 @@ public final class Gateway implements AutoCloseable {
             return;
         }
         if (zk.connected()) {
-            lister.namespaces().thenCombine(zk.children(CellPaths.SESSIONS), (spaces, ids) -> {
+            lister.namespaces().thenCombine(zk.shardedChildren(CellPaths.SESSIONS), (spaces, ids) -> {
                 long locks = 0;
                 long holds = 0;
                 long waiters = 0;

@@ -160,7 +160,7 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
         return zk.childrenOrEmpty(CellPaths.GATEWAYS).thenCompose(gateways -> {
             Set<String> live = new HashSet<>(gateways);
             CompletableFuture<Map<String, Long>> remote = peers.trackedRemainingMs(gateways);
-            return zk.childrenOrEmpty(CellPaths.SESSIONS).thenCombine(remote, (ids, remoteRemaining) -> {
+            return zk.shardedChildren(CellPaths.SESSIONS).thenCombine(remote, (ids, remoteRemaining) -> {
                 Map<String, Long> remaining = new HashMap<>(remoteRemaining);
                 remaining.putAll(sessions.trackedRemainingMs()); // our own measure, fresher than any reply
                 List<CompletableFuture<SessionState>> reads = new ArrayList<>(ids.size());

@@ -51,9 +51,6 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class LockEngine {
     private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
     private static final int MAX_CREATE_ATTEMPTS = 8;
-    /** Tombstones of ended requests kept per session, and how often (in ended requests) they are pruned. */
-    static final int TOMBSTONES_KEPT = 64;
-    private static final int PRUNE_EVERY = 32;
 
     private final Zk zk;
     private final Clock clock;
@@ -61,6 +58,7 @@ public final class LockEngine {
     private final int maxRequestsPerSession;
     private final int maxWaitersPerLock;
     private final NodeInfoCache nodes;
+    private final Tombstones tombstones;
     private final LockReader reader;
     /** Held acquire calls on this gateway, by session id. */
     private final WaitingCalls<Waiting> waiting = new WaitingCalls<>();
@@ -84,6 +82,7 @@ public final class LockEngine {
         this.maxRequestsPerSession = maxRequestsPerSession;
         this.maxWaitersPerLock = maxWaitersPerLock;
         this.nodes = new NodeInfoCache(zk);
+        this.tombstones = new Tombstones(zk);
         this.reader = new LockReader(zk, nodes);
         this.blockers = new BlockerWatches<>(zk, w -> w.state.get() == Waiting.WAITING, this::evaluate);
         zk.client().getConnectionStateListenable().addListener((c, state) -> {
@@ -583,8 +582,6 @@ public final class LockEngine {
         });
     }
 
-    /** Ended requests per session, for pruning tombstones. */
-    private final Map<String, AtomicInteger> endedCounts = new ConcurrentHashMap<>();
     /** Hints by session id; see {@link SessionHint}. */
     private final Map<String, SessionHint> hints = new ConcurrentHashMap<>();
 
@@ -663,18 +660,18 @@ public final class LockEngine {
      * client had long since retried elsewhere and released).
      */
     private CompletableFuture<Boolean> deleteRequest(String nodePath, String requestPath) {
+        String sessionId = sessionOf(requestPath);
+        String uuid = lastSegment(requestPath);
         List<CuratorOp> ops;
         try {
-            ops = List.of(zk.ops().delete().forPath(nodePath),
-                    zk.ops().setData().forPath(requestPath, Json.write(RequestRecord.TOMBSTONE)));
+            ops = tombstones.endOps(nodePath, sessionId, uuid);
         } catch (Exception e) {
             return CompletableFuture.failedFuture(e);
         }
-        String sessionId = sessionOf(requestPath);
         return zk.multi(ops).handle((r, err) -> {
             if (err == null) {
                 nodes.forget(nodePath);
-                ended(sessionId);
+                tombstones.ended(sessionId, r.get(2).getResultPath());
                 return CompletableFuture.completedFuture(true);
             }
             if (Zk.code(err) == Code.NONODE) {
@@ -691,72 +688,12 @@ public final class LockEngine {
     }
 
     private static String sessionOf(String requestPath) {
-        String rest = requestPath.substring(CellPaths.SESSIONS.length() + 1);
-        return rest.substring(0, rest.indexOf('/'));
+        return CellPaths.sessionIdOf(requestPath);
     }
 
-    /**
-     * Counts ended requests per session, and every {@link #PRUNE_EVERY} of them deletes the session's oldest tombstones
-     * beyond {@link #TOMBSTONES_KEPT}: duplicates are caught for the session's latest requests, and a long-lived
-     * session does not pile up records.
-     */
-    private void ended(String sessionId) {
-        if (endedCounts.size() >= NodeInfoCache.MAX_ENTRIES) {
-            endedCounts.clear();
-        }
-        int n = endedCounts.computeIfAbsent(sessionId, k -> new AtomicInteger()).incrementAndGet();
-        if (n % PRUNE_EVERY == 0) {
-            pruneTombstones(sessionId);
-        }
-    }
-
-    private void pruneTombstones(String sessionId) {
-        String sessionPath = CellPaths.session(sessionId);
-        zk.children(sessionPath).thenCompose(uuids -> {
-            List<CompletableFuture<long[]>> reads = new ArrayList<>();
-            for (int i = 0; i < uuids.size(); i++) {
-                int index = i;
-                reads.add(zk.data(sessionPath + "/" + uuids.get(i)).handle((ds, e) -> {
-                    RequestRecord rec = e == null ? Json.readOrNull(ds.data(), RequestRecord.class) : null;
-                    return rec != null && rec.done() ? new long[]{ds.stat().getMzxid(), index} : null;
-                }));
-            }
-            return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
-                List<long[]> tombstones = new ArrayList<>();
-                reads.forEach(f -> {
-                    if (f.join() != null) {
-                        tombstones.add(f.join());
-                    }
-                });
-                tombstones.sort((a, b) -> Long.compare(b[0], a[0])); // newest first
-                List<CompletableFuture<Void>> deletes = new ArrayList<>();
-                for (int i = TOMBSTONES_KEPT; i < tombstones.size(); i++) {
-                    deletes.add(zk.delete(sessionPath + "/" + uuids.get((int) tombstones.get(i)[1]), -1)
-                            .exceptionally(e -> null));
-                }
-                return CompletableFuture.allOf(deletes.toArray(CompletableFuture[]::new));
-            });
-        }).whenComplete((v, e) -> {
-            if (e != null) {
-                log.debug("could not prune the ended requests of session {}: {}", sessionId, Zk.unwrap(e).toString());
-            }
-        });
-    }
-
-    /** The session's requests that have not ended (a precise count, read from ZooKeeper; used near the limit). */
+    /** The session's requests that have not ended (a precise count from the names alone; used near the limit). */
     private CompletableFuture<Integer> liveRequests(String sessionId) {
-        String sessionPath = CellPaths.session(sessionId);
-        return zk.children(sessionPath).thenCompose(uuids -> {
-            List<CompletableFuture<Boolean>> reads = new ArrayList<>();
-            for (String uuid : uuids) {
-                reads.add(zk.data(sessionPath + "/" + uuid).handle((ds, e) -> {
-                    RequestRecord rec = e == null ? Json.readOrNull(ds.data(), RequestRecord.class) : null;
-                    return rec != null && !rec.done();
-                }));
-            }
-            return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new))
-                    .thenApply(v -> (int) reads.stream().filter(CompletableFuture::join).count());
-        });
+        return zk.children(CellPaths.session(sessionId)).thenApply(Tombstones::live);
     }
 
     /** Answers held calls on this gateway for a request that another call removed. */
@@ -771,7 +708,6 @@ public final class LockEngine {
     /** The session ended (closed or expired here): answer its held calls with SESSION_NOT_FOUND. */
     public void sessionEnded(String sessionId) {
         hints.remove(sessionId);
-        endedCounts.remove(sessionId);
         for (Waiting w : waiting.of(sessionId)) {
             fail(w, WardenException.sessionNotFound(sessionId));
         }

@@ -53,7 +53,7 @@ final class Adoption {
     }
 
     private CompletableFuture<Integer> adopt(Predicate<String> orphanedGateway) {
-        CompletableFuture<Integer> sessions = zk.children(CellPaths.SESSIONS).thenCompose(ids -> {
+        CompletableFuture<Integer> sessions = zk.shardedChildren(CellPaths.SESSIONS).thenCompose(ids -> {
             List<CompletableFuture<Integer>> adopted = new ArrayList<>();
             for (String id : ids) {
                 if (!tracker.tracks(id)) {
@@ -74,7 +74,10 @@ final class Adoption {
                 return CompletableFuture.completedFuture(0);
             }
             if (owner.owns(rec)) {
-                return CompletableFuture.completedFuture(track(id, rec, ds.stat().getVersion(), rec));
+                // Ours already: a session being opened here right now, or an adoption whose reply was lost. Tracking it
+                // again is harmless (the deadline only moves later) and leaves no session without a tracker.
+                tracker.track(id, rec, ds.stat().getVersion(), tracker.boundNanos());
+                return CompletableFuture.completedFuture(0);
             }
             if (!orphanedGateway.test(rec.gateway())) {
                 return CompletableFuture.completedFuture(0);

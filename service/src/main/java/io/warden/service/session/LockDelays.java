@@ -91,7 +91,7 @@ final class LockDelays {
      * gateway run is finished here whoever wrote it (adoptions are rare: one read each is cheap).
      */
     CompletableFuture<Integer> adoptOrphans(Predicate<LockDelayRecord> orphaned) {
-        return zk.children(CellPaths.LOCK_DELAY).thenCompose(ids -> {
+        return zk.shardedChildren(CellPaths.LOCK_DELAY).thenCompose(ids -> {
             List<CompletableFuture<Integer>> adopted = new ArrayList<>();
             for (String id : ids) {
                 if (mine.contains(id)) {

@@ -11,6 +11,8 @@ import org.apache.zookeeper.KeeperException.Code;
 
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
+import java.util.Set;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -21,6 +23,8 @@ import java.util.concurrent.CompletableFuture;
  * holds. Any gateway can rebuild a session's state this way, which is what adoption and takeover rely on.
  */
 final class SessionRequests {
+    /** The name prefix of an ended request's end marker (see the lock engine's Tombstones). */
+    static final String END_MARKER = "~";
     /**
      * One request of a session. {@code node} is null when the request has ended (its record is a tombstone; then
      * {@code name}, {@code mode} and {@code requestId} are null too) or when its queue node is gone otherwise (deleted
@@ -40,7 +44,27 @@ final class SessionRequests {
 
     /** The session's requests; fails with NONODE (KeeperException) when the session record is gone. */
     CompletableFuture<List<Request>> load(String sessionId) {
-        return zk.children(CellPaths.session(sessionId)).thenCompose(uuids -> {
+        return zk.children(CellPaths.session(sessionId)).thenCompose(sessionChildren -> {
+            // End markers ("~{uuid}_{seq}") name the tombstones: those need no read, and are deleted like the markers.
+            Set<String> endedUuids = new HashSet<>();
+            List<Request> markersAndTombstones = new ArrayList<>();
+            for (String child : sessionChildren) {
+                if (child.startsWith(END_MARKER)) {
+                    endedUuids.add(child.substring(END_MARKER.length(), child.lastIndexOf('_')));
+                    markersAndTombstones.add(new Request(child, null, null, null, 0, null, false));
+                }
+            }
+            List<String> uuids = new ArrayList<>();
+            for (String child : sessionChildren) {
+                if (child.startsWith(END_MARKER)) {
+                    continue;
+                }
+                if (endedUuids.contains(child)) {
+                    markersAndTombstones.add(new Request(child, null, null, null, 0, null, false));
+                } else {
+                    uuids.add(child);
+                }
+            }
             List<CompletableFuture<Optional<Record>>> reads = new ArrayList<>();
             for (String uuid : uuids) {
                 reads.add(zk.data(CellPaths.sessionRequest(sessionId, uuid)).handle((ds, err) -> {
@@ -51,12 +75,13 @@ final class SessionRequests {
                         throw Zk.translate(err);
                     }
                     RequestRecord r = Json.readOrNull(ds.data(), RequestRecord.class);
-                    return r == null ? Optional.empty() : Optional.of(new Record(uuid, r, ds.stat().getCzxid()));
+                    // Unreadable data counts as ended: it must still be deleted with the session.
+                    return Optional.of(new Record(uuid, r == null ? RequestRecord.TOMBSTONE : r, ds.stat().getCzxid()));
                 }));
             }
             return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
                 Map<String, List<Record>> byName = new HashMap<>();
-                List<Request> ended = new ArrayList<>();
+                List<Request> ended = new ArrayList<>(markersAndTombstones);
                 for (CompletableFuture<Optional<Record>> r : reads) {
                     r.join().ifPresent(rec -> {
                         if (rec.record.done()) {

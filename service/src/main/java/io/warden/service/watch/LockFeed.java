@@ -28,12 +28,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * Feeds the {@link LockMirror} from ZooKeeper: one persistent recursive watch each on {@code /locks},
- * {@code /expired} and {@code /lockdelay}, set on ZooKeeper's own handle (Curator's watcher wrapper drops the
- * events' zxids), whose notifications are applied in zxid order.
+ * {@code /expired}, {@code /lockdelay} and {@code /sessions}, set on ZooKeeper's own handle (Curator's watcher wrapper
+ * drops the events' zxids), whose notifications are applied in zxid order.
+ *
+ * <p>No read per acquire: an acquire's {@code multi} creates the request record {@code /sessions/{sh}/{sid}/{uuid}}
+ * before the queue node {@code _c_{uuid}-...}, so the record's notification names the node's session; the client id
+ * is read once per session. Only a queue node with no such record (a plain Curator client's) is read.
  *
  * <p>Order: notifications arrive in zxid order on ZooKeeper's event thread. Each becomes a step in one chain of
- * futures: a created queue node's step waits for the read of its data (reads start at once and run in parallel; the
- * steps still apply one after the other, in arrival order, on the hub's thread).
+ * futures: a step that needs a read waits for it (reads start at once and run in parallel; the steps still apply one
+ * after the other, in arrival order, on the hub's thread).
  *
  * <p>Rebuilds: at start and after every reconnection (events while disconnected are lost; after a ZooKeeper session
  * loss the handle and its watches are new) the feed sets the watches again, reads everything ({@link MirrorLoader}),
@@ -59,6 +63,9 @@ final class LockFeed {
     private static final String LOCKS_PREFIX = CellPaths.LOCKS + "/";
     private static final String EXPIRED_PREFIX = CellPaths.EXPIRED + "/";
     private static final String LOCK_DELAY_PREFIX = CellPaths.LOCK_DELAY + "/";
+    private static final String SESSIONS_PREFIX = CellPaths.SESSIONS + "/";
+    /** More request records awaiting their queue node than this means notifications were missed: forget them. */
+    private static final int MAX_PENDING_RECORDS = 10_000;
 
     private final Zk zk;
     private final String chroot;
@@ -88,6 +95,19 @@ final class LockFeed {
     private long barrier = -1;
     /** The highest zxid of any notification applied. */
     private long lastZxid;
+    /**
+     * Request records created by the latest transactions, by request uuid: the session id and the zxid. An acquire
+     * creates its record and its queue node in one {@code multi}, and the record's notification comes first, so the
+     * queue node's session is known without reading the node (issue 9: no read per acquire). An entry is taken by its
+     * queue node's notification; bounded by {@link #MAX_PENDING_RECORDS}, and cleared by every rebuild.
+     */
+    private final Map<String, PendingRecord> pendingRecords = new java.util.HashMap<>();
+    /**
+     * Client ids of sessions, read once per session (not per acquire) from the session record. Written on the hub's
+     * thread and on ZooKeeper's (when a read completes), so concurrent; an entry goes with its session record's
+     * deletion: bounded by the cell's open sessions.
+     */
+    private final Map<String, String> clientIds = new java.util.concurrent.ConcurrentHashMap<>();
     private boolean warnedNoZxid;
 
     LockFeed(Zk zk, String chroot, Clock clock, Executor hub, WatchHub target, LockMirror mirror, String gatewayId) {
@@ -128,7 +148,7 @@ final class LockFeed {
             return;
         }
         List<CompletableFuture<Void>> watches = new ArrayList<>();
-        for (String path : new String[]{CellPaths.LOCKS, CellPaths.EXPIRED, CellPaths.LOCK_DELAY}) {
+        for (String path : new String[]{CellPaths.LOCKS, CellPaths.EXPIRED, CellPaths.LOCK_DELAY, CellPaths.SESSIONS}) {
             watches.add(addWatch(handle, chroot + path));
         }
         // The last addWatch reply arrives on ZooKeeper's event thread before any notification of that watch, so the
@@ -175,6 +195,7 @@ final class LockFeed {
             return;
         }
         mirror.load(snapshot);
+        pendingRecords.clear();
         loader.sweepMarkers();
         settled = false;
         barrier = -1;
@@ -262,13 +283,16 @@ final class LockFeed {
         }
         String path = event.getPath().startsWith(chroot) ? event.getPath().substring(chroot.length()) : event.getPath();
         Watcher.Event.EventType type = event.getType();
+        if (path.startsWith(SESSIONS_PREFIX)) {
+            noteSession(path, type, zxid);
+            return;
+        }
         QueueNode queueNode = QueueNode.of(path);
-        CompletableFuture<Zk.DataAndStat> read = queueNode != null && type == Watcher.Event.EventType.NodeCreated
-                ? zk.data(path).exceptionally(err -> null) // gone already: its deletion follows; or trouble: no data
-                : CompletableFuture.completedFuture(null);
-        tail = tail.thenCompose(x -> read).handleAsync((ds, err) -> {
+        CompletableFuture<QueueNodeData> read = queueNode != null && type == Watcher.Event.EventType.NodeCreated
+                ? nodeData(path, queueNode, zxid) : CompletableFuture.completedFuture(null);
+        tail = tail.thenCompose(x -> read).handleAsync((data, err) -> {
             try {
-                apply(path, type, zxid, queueNode, ds);
+                apply(path, type, zxid, queueNode, data);
             } catch (RuntimeException e) {
                 log.warn("watch: could not apply {} {} at zxid {}", type, path, zxid, e);
             }
@@ -276,21 +300,67 @@ final class LockFeed {
         }, hub);
     }
 
-    private void apply(String path, Watcher.Event.EventType type, long zxid, QueueNode queueNode, Zk.DataAndStat ds) {
+    /**
+     * On the hub's thread: a notification below {@code /sessions}. A request record's creation says whose queue node
+     * the same transaction creates; a session record's deletion ends its cached client id.
+     */
+    private void noteSession(String path, Watcher.Event.EventType type, long zxid) {
+        String[] parts = path.split("/", -1); // "", "sessions", shard, session id, [child]
+        if (parts.length == 5 && type == Watcher.Event.EventType.NodeCreated && !parts[4].startsWith("~")) {
+            if (pendingRecords.size() >= MAX_PENDING_RECORDS) {
+                pendingRecords.clear();
+            }
+            pendingRecords.put(parts[4], new PendingRecord(parts[3], zxid));
+        } else if (parts.length == 4 && type == Watcher.Event.EventType.NodeDeleted) {
+            clientIds.remove(parts[3]);
+        }
+    }
+
+    private record PendingRecord(String sessionId, long zxid) {
+    }
+
+    /**
+     * What a created queue node says, without reading it when its request record came in the same transaction (the
+     * session from the record's path, the client id cached per session; the request id is not needed by the mirror's
+     * holders and is left out). A node with no such record (a plain Curator client's, or one whose record's notification
+     * was missed) is read.
+     */
+    private CompletableFuture<QueueNodeData> nodeData(String path, QueueNode queueNode, long zxid) {
+        PendingRecord rec = queueNode.entry.id() == null ? null : pendingRecords.remove(queueNode.entry.id());
+        if (rec != null && rec.zxid == zxid) {
+            String sessionId = rec.sessionId;
+            String client = clientIds.get(sessionId);
+            if (client != null) {
+                return CompletableFuture.completedFuture(new QueueNodeData(sessionId, client, null, queueNode.entry.mode()));
+            }
+            return zk.data(CellPaths.session(sessionId)).handle((ds, err) -> {
+                io.warden.service.session.SessionRecord r = err == null
+                        ? Json.readOrNull(ds.data(), io.warden.service.session.SessionRecord.class) : null;
+                if (r != null) {
+                    clientIds.put(sessionId, r.clientId());
+                }
+                return new QueueNodeData(sessionId, r == null ? null : r.clientId(), null, queueNode.entry.mode());
+            });
+        }
+        return zk.data(path).handle((ds, err) -> ds == null ? null // gone already: its deletion follows; or trouble
+                : Json.readOrNull(ds.data(), QueueNodeData.class));
+    }
+
+    private void apply(String path, Watcher.Event.EventType type, long zxid, QueueNode queueNode, QueueNodeData nodeData) {
         lastZxid = Math.max(lastZxid, zxid);
         boolean created = type == Watcher.Event.EventType.NodeCreated;
         boolean deleted = type == Watcher.Event.EventType.NodeDeleted;
         List<WatchEvent> events = List.of();
         if (queueNode != null && created) {
-            QueueNodeData data = ds == null ? null : Json.readOrNull(ds.data(), QueueNodeData.class);
-            long czxid = ds == null ? zxid : ds.stat().getCzxid();
-            events = mirror.created(queueNode.lock, queueNode.entry, zxid, czxid, data);
+            // A notification of a node's creation carries the creating transaction's zxid: the node's czxid, its token.
+            events = mirror.created(queueNode.lock, queueNode.entry, zxid, zxid, nodeData);
         } else if (queueNode != null && deleted) {
             events = mirror.deleted(queueNode.lock, queueNode.entry.node(), zxid);
         } else if (created && path.startsWith(EXPIRED_PREFIX)) {
             mirror.expiring(path.substring(EXPIRED_PREFIX.length()), zxid);
-        } else if (path.startsWith(LOCK_DELAY_PREFIX) && path.indexOf('/', LOCK_DELAY_PREFIX.length()) < 0) {
-            String session = path.substring(LOCK_DELAY_PREFIX.length());
+        } else if (path.startsWith(LOCK_DELAY_PREFIX) && CellPaths.sessionIdOf(path) != null
+                && path.equals(CellPaths.lockDelay(CellPaths.sessionIdOf(path)))) {
+            String session = CellPaths.sessionIdOf(path);
             if (created) {
                 mirror.lockDelayCreated(session);
             } else if (deleted) {

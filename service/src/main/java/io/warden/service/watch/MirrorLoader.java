@@ -48,7 +48,7 @@ final class MirrorLoader {
                         locks.put(name.toString(), new LockMirror.LockRead(pzxid, nodes));
                     });
                 }))
-                .thenCompose(v -> zk.childrenOrEmpty(CellPaths.LOCK_DELAY))
+                .thenCompose(v -> zk.shardedChildren(CellPaths.LOCK_DELAY))
                 .thenApply(delayed -> new LockMirror.Snapshot(Map.copyOf(locks), new HashSet<>(delayed)));
     }
 

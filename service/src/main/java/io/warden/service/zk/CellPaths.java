@@ -15,13 +15,16 @@ import java.util.UUID;
  *                                        nothing else. {leaf} is the name's path with '/' written '~' (never in a
  *                                        name), {shard} 3 hex digits of the name's SHA-256 ({@link #lock}); the
  *                                        namespace and shard nodes are CONTAINERs too
- * /sessions/{session_id}                 the durable session record (SessionRecord JSON: client id, TTL, lock-delay,
- *                                        and its tracker: gateway id and incarnation)
- * /sessions/{session_id}/{request_uuid}  one child per queued or granted request of the session (RequestRecord JSON);
+ * /sessions/{sh}/{session_id}            the durable session record (SessionRecord JSON: client id, TTL, lock-delay,
+ *                                        and its tracker: gateway id and incarnation); {sh} is the id's first two hex
+ *                                        digits, one of 256 PERSISTENT shards made at start ({@link #shards})
+ * /sessions/{sh}/{session_id}/{uuid}     one child per queued or granted request of the session (RequestRecord JSON);
  *                                        created in the same multi as its queue node, so its czxid is the token
+ * /sessions/{sh}/{session_id}/~{uuid}_{seq}  PERSISTENT_SEQUENTIAL, empty: the end marker of an ended request (its record is
+ *                                        then a tombstone); see the lock engine's Tombstones
  * /gateways/{gateway_id}                 EPHEMERAL: live gateways
  * /leader                                Curator LeaderLatch of the gateways (adoption of orphaned sessions)
- * /lockdelay/{session_id}                holds of an expired session kept for its lock-delay (LockDelayRecord JSON)
+ * /lockdelay/{sh}/{session_id}           holds of an expired session kept for its lock-delay (LockDelayRecord JSON)
  * /expired/{session_id}                  PERSISTENT, empty: created first in a session's expiry multi and deleted right
  *                                        after it, so that watches can tell an expiry's deletions (same zxid) from a
  *                                        release, cancel or close (see docs/design.md, "Watches")
@@ -91,12 +94,32 @@ public final class CellPaths {
         }
     }
 
+    /** Session records and lock-delays are spread over this many shards: the first two hex digits of the session id. */
+    public static final int SESSION_SHARDS = 256;
+    private static final List<String> SHARDS = java.util.stream.IntStream.range(0, SESSION_SHARDS)
+            .mapToObj(i -> String.format("%02x", i)).toList();
+
+    /** The shards of {@link #SESSIONS} and {@link #LOCK_DELAY}: {@code 00} to {@code ff}. */
+    public static List<String> shards() {
+        return SHARDS;
+    }
+
+    /** {@code /sessions/{first two hex digits}/{id}}: no listing of sessions is larger than a 256th of them. */
     public static String session(String sessionId) {
-        return SESSIONS + "/" + sessionId;
+        return SESSIONS + "/" + sessionId.substring(0, 2) + "/" + sessionId;
     }
 
     public static String sessionRequest(String sessionId, String requestUuid) {
-        return SESSIONS + "/" + sessionId + "/" + requestUuid;
+        return session(sessionId) + "/" + requestUuid;
+    }
+
+    /**
+     * The session id in a path below a session shard ({@code /sessions/{sh}/{id}[/...]}, {@code /lockdelay/{sh}/{id}}),
+     * or null when the path names no session (a shard itself).
+     */
+    public static String sessionIdOf(String path) {
+        String[] parts = path.split("/", -1);
+        return parts.length >= 4 && parts[3].length() > 2 && parts[3].startsWith(parts[2]) ? parts[3] : null;
     }
 
     public static String gateway(String gatewayId) {
@@ -104,7 +127,7 @@ public final class CellPaths {
     }
 
     public static String lockDelay(String sessionId) {
-        return LOCK_DELAY + "/" + sessionId;
+        return LOCK_DELAY + "/" + sessionId.substring(0, 2) + "/" + sessionId;
     }
 
     public static String expiredMarker(String sessionId) {

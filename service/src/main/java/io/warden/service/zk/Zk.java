@@ -86,6 +86,22 @@ public final class Zk {
         });
     }
 
+    /**
+     * The children of every shard of {@code parent} ({@code parent/00} … {@code parent/ff}, see
+     * {@link CellPaths#shards}), read in parallel and put together: each read is small; the whole list is in memory.
+     */
+    public CompletableFuture<List<String>> shardedChildren(String parent) {
+        List<CompletableFuture<List<String>>> reads = new java.util.ArrayList<>(CellPaths.SESSION_SHARDS);
+        for (String shard : CellPaths.shards()) {
+            reads.add(childrenOrEmpty(parent + "/" + shard));
+        }
+        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<String> all = new java.util.ArrayList<>();
+            reads.forEach(r -> all.addAll(r.join()));
+            return all;
+        });
+    }
+
     /** Children and the parent's stat (its pzxid is the zxid of the last change to the children). */
     public CompletableFuture<ChildrenAndStat> childrenAndStat(String path) {
         return call("getChildren", (cb) -> client.getChildren().inBackground(cb).forPath(path),

@@ -11,6 +11,7 @@ import io.warden.service.api.OnTimeout;
 import io.warden.service.api.Warden;
 import io.warden.service.api.WardenException;
 import io.warden.service.support.WardenFixture;
+import io.warden.service.zk.CellPaths;
 import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -77,8 +78,12 @@ class LockEngineTest {
         assertThat(r.token()).isNull();
         assertThat(r.holders()).extracting(h -> h.token()).containsExactly(held.token());
         assertThat(fx.queue("pay/x")).hasSize(1);
-        assertThat(fx.curator.getChildren().forPath("/sessions/" + b)).singleElement()
-                .satisfies(child -> assertThat(new String(fx.curator.getData().forPath("/sessions/" + b + "/" + child))).contains("\"done\":true"));
+        List<String> children = fx.curator.getChildren().forPath(CellPaths.session(b));
+        assertThat(children).as("a tombstone and its end marker").hasSize(2);
+        String record = children.stream().filter(c -> !c.startsWith("~")).findFirst().orElseThrow();
+        assertThat(children).contains("~" + record + "_" + children.stream().filter(c -> c.startsWith("~")).findFirst()
+                .orElseThrow().substring(record.length() + 2));
+        assertThat(new String(fx.curator.getData().forPath(CellPaths.sessionRequest(b, record)))).contains("\"done\":true");
     }
 
     @Test
@@ -175,7 +180,7 @@ class LockEngineTest {
         assertThat(again.token()).isEqualTo(first.token());
         assertThat(elsewhere.token()).isEqualTo(first.token());
         assertThat(fx.queue("pay/idem")).hasSize(1);
-        assertThat(fx.curator.getChildren().forPath("/sessions/" + a)).hasSize(1);
+        assertThat(fx.curator.getChildren().forPath(CellPaths.session(a))).hasSize(1);
     }
 
     @Test
@@ -316,13 +321,15 @@ class LockEngineTest {
             AcquireResult r = join(w.acquire(exclusive(a, "pay/many", 0)));
             assertThat(w.release(a, LockName.parse("pay/many"), r.token()).join()).isTrue();
         }
+        // Each ended request leaves a tombstone and an end marker: at most KEPT + PRUNE_EVERY (and a little) of each.
         await("pruned", () -> {
             try {
-                return fx.curator.getChildren().forPath("/sessions/" + a).size() <= LockEngine.TOMBSTONES_KEPT + 32;
+                return fx.curator.getChildren().forPath(CellPaths.session(a)).size() <= 2 * (Tombstones.KEPT + Tombstones.PRUNE_EVERY + 1);
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
         });
-        assertThat(fx.curator.getChildren().forPath("/sessions/" + a).size()).isGreaterThanOrEqualTo(LockEngine.TOMBSTONES_KEPT);
+        assertThat(fx.curator.getChildren().forPath(CellPaths.session(a)).size()).isGreaterThanOrEqualTo(2 * Tombstones.KEPT);
+        assertThat(fx.curator.getChildren().forPath(CellPaths.session(a)).size() % 2).as("tombstones go with their markers").isZero();
     }
 }

@@ -117,7 +117,7 @@ class LockEngineTrustTest {
         assertThat(code(refused)).isEqualTo(WardenException.ErrorCode.RESOURCE_EXHAUSTED);
         assertThat(refused).hasMessageContaining("seq/near");
         assertThat(fx.queue("seq/near")).as("only the holder is queued").hasSize(1);
-        assertThat(fx.curator.getChildren().forPath("/sessions/" + b)).as("the refused request left no record").isEmpty();
+        assertThat(fx.curator.getChildren().forPath(io.warden.service.zk.CellPaths.session(b))).as("the refused request left no record").isEmpty();
         long cversion = childVersion("seq/near");
         for (int i = 0; i < 5; i++) {
             Throwable again = catchThrowable(() -> join(w.acquire(exclusive(b, "seq/near", 0))));
@@ -128,7 +128,7 @@ class LockEngineTrustTest {
 
         assertThat(w.release(a, LockName.parse("seq/near"), held.token()).join()).isTrue();
         reapContainers();
-        assertThat(fx.curator.checkExists().forPath("/locks/seq/near")).as("the empty lock node is reaped").isNull();
+        assertThat(fx.curator.checkExists().forPath(WardenFixture.lockPath("seq/near"))).as("the empty lock node is reaped").isNull();
 
         AcquireResult granted = join(w.acquire(late));
         assertThat(granted.status()).isEqualTo(Status.GRANTED);
@@ -323,7 +323,7 @@ class LockEngineTrustTest {
         await("the gateway watches its sessions", () -> {
             try {
                 List<String> watches = serverWatches();
-                return java.util.Arrays.stream(sessions).allMatch(sid -> watches.stream().anyMatch(wt -> wt.startsWith("/warden/sessions/" + sid + " ")));
+                return java.util.Arrays.stream(sessions).allMatch(sid -> watches.stream().anyMatch(wt -> wt.startsWith("/warden" + io.warden.service.zk.CellPaths.session(sid) + " ")));
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
@@ -353,7 +353,7 @@ class LockEngineTrustTest {
     }
 
     private void createLockNode(String name) throws Exception {
-        fx.curator.create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).forPath("/locks/" + name);
+        fx.curator.create().creatingParentContainersIfNeeded().withMode(CreateMode.CONTAINER).forPath(WardenFixture.lockPath(name));
     }
 
     /**
@@ -361,14 +361,14 @@ class LockEngineTrustTest {
      * see {@code 2 * creates - children} (ZooKeeper's {@code DataNode.copyStat}), in int arithmetic.
      */
     private long childVersion(String name) throws Exception {
-        Stat stat = fx.curator.checkExists().forPath("/locks/" + name);
+        Stat stat = fx.curator.checkExists().forPath(WardenFixture.lockPath(name));
         return Integer.toUnsignedLong(stat.getCversion() + stat.getNumChildren()) / 2;
     }
 
     /** Writes the lock node's cversion (the next sequence suffix) into the server's data tree. */
     private void setChildVersion(String name, int cversion) throws Exception {
-        Stat stat = fx.curator.checkExists().forPath("/locks/" + name);
-        zkServer().getZKDatabase().getDataTree().setCversionPzxid("/warden/locks/" + name, cversion, stat.getPzxid());
+        Stat stat = fx.curator.checkExists().forPath(WardenFixture.lockPath(name));
+        zkServer().getZKDatabase().getDataTree().setCversionPzxid("/warden" + WardenFixture.lockPath(name), cversion, stat.getPzxid());
         assertThat(childVersion(name)).isEqualTo((long) cversion);
     }
 

@@ -11,6 +11,7 @@ import io.warden.service.api.SessionView;
 import io.warden.service.api.Warden;
 import io.warden.service.api.WardenException;
 import io.warden.service.support.WardenFixture;
+import io.warden.service.zk.CellPaths;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,7 +47,7 @@ class SessionTest {
 
     private boolean exists(String sessionId) {
         try {
-            return fx.curator.checkExists().forPath("/sessions/" + sessionId) != null;
+            return fx.curator.checkExists().forPath(CellPaths.session(sessionId)) != null;
         } catch (Exception e) {
             throw new AssertionError(e);
         }
@@ -89,13 +90,13 @@ class SessionTest {
     @Test
     void keepalive_resetsTheTtl_withoutWritingToZooKeeper() throws Exception {
         String a = session(w, "a", 10_000);
-        int version = fx.curator.checkExists().forPath("/sessions/" + a).getVersion();
+        int version = fx.curator.checkExists().forPath(CellPaths.session(a)).getVersion();
         for (int i = 0; i < 5; i++) {
             fx.clock.advance(Duration.ofMillis(8_000));
             assertThat(w.keepalive(a, null).join()).isEqualTo(10_000);
         }
         assertThat(exists(a)).isTrue();
-        assertThat(fx.curator.checkExists().forPath("/sessions/" + a).getVersion()).as("heartbeats never write").isEqualTo(version);
+        assertThat(fx.curator.checkExists().forPath(CellPaths.session(a)).getVersion()).as("heartbeats never write").isEqualTo(version);
         fx.clock.advance(Duration.ofMillis(10_000));
         await("expired", () -> !exists(a));
     }
@@ -220,7 +221,7 @@ class SessionTest {
     @Test
     void restartUnderTheSameGatewayId_takesBackTheSessionsOfItsEarlierRun() throws Exception {
         String id = "0123456789abcdef0123456789abcdef";
-        fx.curator.create().forPath("/sessions/" + id,
+        fx.curator.create().forPath(CellPaths.session(id),
                 "{\"client_id\":\"old\",\"ttl_ms\":10000,\"lock_delay_ms\":0,\"gateway\":\"gw-fixed\"}".getBytes());
 
         Gateway again = fx.gateway(fx.config().toBuilder().gatewayId("gw-fixed").build());

@@ -8,6 +8,7 @@ import io.warden.service.api.LockView;
 import io.warden.service.api.WardenException;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.support.WardenFixture;
+import io.warden.service.zk.CellPaths;
 import io.warden.service.support.ZkCutProxy;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -54,7 +55,7 @@ class SessionTrustTest {
 
     private boolean exists(String sessionId) {
         try {
-            return fx.curator.checkExists().forPath("/sessions/" + sessionId) != null;
+            return fx.curator.checkExists().forPath(CellPaths.session(sessionId)) != null;
         } catch (Exception e) {
             throw new AssertionError(e);
         }
@@ -214,7 +215,7 @@ class SessionTrustTest {
     /** Makes the record unreadable (a read answers NOAUTH: an error with no disconnection), or readable again. */
     private void recordReadable(String sessionId, boolean readable) throws Exception {
         int perms = readable ? ZooDefs.Perms.ALL : ZooDefs.Perms.ALL & ~ZooDefs.Perms.READ;
-        fx.curator.setACL().withACL(List.of(new ACL(perms, ZooDefs.Ids.ANYONE_ID_UNSAFE))).forPath("/sessions/" + sessionId);
+        fx.curator.setACL().withACL(List.of(new ACL(perms, ZooDefs.Ids.ANYONE_ID_UNSAFE))).forPath(CellPaths.session(sessionId));
     }
 
     /**
@@ -228,10 +229,10 @@ class SessionTrustTest {
         Gateway g1 = fx.gateway(viaProxy(fx.config()));
         Gateway g2 = fx.gateway();
         String s = session(g1.warden(), "alice", 60_000);
-        byte[] record = fx.curator.getData().forPath("/sessions/" + s);
+        byte[] record = fx.curator.getData().forPath(CellPaths.session(s));
 
         proxy.delayRequests(500); // G1 hears the notification at once; its re-read reaches the server late...
-        fx.curator.setData().forPath("/sessions/" + s, record); // fires G1's watch
+        fx.curator.setData().forPath(CellPaths.session(s), record); // fires G1's watch
         recordReadable(s, false); // ...and fails (NOAUTH)
         Thread.sleep(1_500);
         proxy.delayRequests(0);
@@ -305,13 +306,13 @@ class SessionTrustTest {
         await("expired into a lock-delay", () -> !exists(s));
         await("lock-delay recorded", () -> {
             try {
-                return fx.curator.checkExists().forPath("/lockdelay/" + s) != null;
+                return fx.curator.checkExists().forPath(CellPaths.lockDelay(s)) != null;
             } catch (Exception e) {
                 throw new AssertionError(e);
             }
         });
 
-        proxy.cutAfterNext(ZkCutProxy.SET_DATA, 1, "/lockdelay/" + s);
+        proxy.cutAfterNext(ZkCutProxy.SET_DATA, 1, CellPaths.lockDelay(s));
         doomed.close();
         await("the adoption's reply was lost", proxy::hasCut);
         await("the lock is free once the adopted delay is over", () -> {

@@ -131,6 +131,8 @@ public final class ZkCutProxy implements AutoCloseable {
                     continue;
                 }
                 Socket server = new Socket(InetAddress.getLoopbackAddress(), serverPort);
+                client.setTcpNoDelay(true);
+                server.setTcpNoDelay(true);
                 sockets.add(client);
                 sockets.add(server);
                 start("zk-cut-proxy-up", () -> upstream(client, server));
@@ -169,8 +171,13 @@ public final class ZkCutProxy implements AutoCloseable {
                 if (delay > 0) {
                     Thread.sleep(delay); // injected latency, not synchronisation
                 }
-                out.write(new byte[]{(byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length});
-                out.write(body);
+                byte[] packet = new byte[4 + length]; // one write: no Nagle wait between the length and the body
+                packet[0] = (byte) (length >>> 24);
+                packet[1] = (byte) (length >>> 16);
+                packet[2] = (byte) (length >>> 8);
+                packet[3] = (byte) length;
+                System.arraycopy(body, 0, packet, 4, length);
+                out.write(packet);
                 out.flush();
                 int op = !first && length >= 8 ? readInt(body, 4) : 0;
                 first = false;

@@ -24,8 +24,13 @@ class CellPathsTest {
     void paths_followTheContractLayout() {
         assertThat(CellPaths.lock(LockName.parse("payments/invoice-42"))).matches("/locks/payments/[0-9a-f]{3}/invoice-42");
         assertThat(CellPaths.lock(LockName.parse("payments/eu/invoice-42"))).matches("/locks/payments/[0-9a-f]{3}/eu~invoice-42");
-        assertThat(CellPaths.session(S1)).isEqualTo("/sessions/" + S1);
-        assertThat(CellPaths.sessionRequest(S1, "u")).isEqualTo("/sessions/" + S1 + "/u");
+        assertThat(CellPaths.session(S1)).isEqualTo("/sessions/01/" + S1);
+        assertThat(CellPaths.sessionRequest(S1, "u")).isEqualTo("/sessions/01/" + S1 + "/u");
+        assertThat(CellPaths.lockDelay(S2)).isEqualTo("/lockdelay/fe/" + S2);
+        assertThat(CellPaths.sessionIdOf(CellPaths.sessionRequest(S2, "u"))).isEqualTo(S2);
+        assertThat(CellPaths.sessionIdOf(CellPaths.lockDelay(S2))).isEqualTo(S2);
+        assertThat(CellPaths.sessionIdOf("/lockdelay/fe")).isNull();
+        assertThat(CellPaths.shards()).hasSize(256).startsWith("00", "01").endsWith("ff");
         assertThat(CellPaths.gateway("gw1")).isEqualTo("/gateways/gw1");
     }
 

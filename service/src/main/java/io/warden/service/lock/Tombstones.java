@@ -1,0 +1,153 @@
+package io.warden.service.lock;
+
+import io.warden.service.session.RequestRecord;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.zookeeper.CreateMode;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Ended requests: each leaves a tombstone, so that a late duplicate of its acquire (same {@code request_id}: a paused
+ * gateway waking up, a resent call) fails instead of queueing again; the oldest are pruned.
+ *
+ * <p>Below a session node {@code /sessions/{sh}/{sid}}:
+ * <ul>
+ *   <li>{@code {uuid}}: the request record ({@link RequestRecord}), created at version 0 and set once in the acquire's
+ *   {@code multi} (version 1, live); ending the request sets it to {@link RequestRecord#TOMBSTONE} (version
+ *   {@value #TOMBSTONE_VERSION}) in the same {@code multi} that deletes its queue node;</li>
+ *   <li>{@code ~{uuid}_{seq}}: the end marker, PERSISTENT_SEQUENTIAL and empty, created in that same {@code multi}.
+ *   Markers say which records are tombstones and in what order they ended, from the names alone.</li>
+ * </ul>
+ * So ending a request costs no extra request (three operations in one {@code multi}), and pruning costs one
+ * {@code getChildren} and one {@code multi} every {@value #PRUNE_EVERY} or so ended requests, with no data reads: the
+ * oldest markers beyond {@value #KEPT} are deleted together with their records, each record at version
+ * {@value #TOMBSTONE_VERSION}, so a prune working from an old listing can never delete a live record (one re-created
+ * by a late duplicate after its tombstone was pruned: that live record is at version 1). A marker and its record go in
+ * one transaction, so no marker ever points at a live record.
+ *
+ * <p>Whether to prune is decided from the new marker's sequence number (it counts the session node's child creates),
+ * so any gateway can end a session's requests and no per-session counter is kept in memory.
+ *
+ * <p>Thread-safety: stateless; prunes of one session may overlap (the second fails harmlessly on a deleted node and
+ * falls back to one {@code multi} per pair, which all fail the same way).
+ */
+final class Tombstones {
+    private static final Logger log = LoggerFactory.getLogger(Tombstones.class);
+    /** Markers (and so tombstones) kept per session: late duplicates are caught for a session's newest requests. */
+    static final int KEPT = 64;
+    /** About how many ended requests between prunes. */
+    static final int PRUNE_EVERY = 32;
+    /** The version of an ended request's record: created (0), set with the request (1), set to the tombstone (2). */
+    static final int TOMBSTONE_VERSION = 2;
+    static final String MARKER = "~";
+
+    private final Zk zk;
+
+    Tombstones(Zk zk) {
+        this.zk = zk;
+    }
+
+    /** The operations that end a request, in this order: delete its queue node, tombstone its record, mark the end. */
+    List<CuratorOp> endOps(String nodePath, String sessionId, String uuid) throws Exception {
+        return List.of(zk.ops().delete().forPath(nodePath),
+                zk.ops().setData().withVersion(TOMBSTONE_VERSION - 1).forPath(CellPaths.sessionRequest(sessionId, uuid),
+                        Json.write(RequestRecord.TOMBSTONE)),
+                zk.ops().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
+                        .forPath(CellPaths.sessionRequest(sessionId, MARKER + uuid + "_")));
+    }
+
+    /** A request of {@code sessionId} ended, and its marker is {@code markerPath}: prunes when it is time. */
+    void ended(String sessionId, String markerPath) {
+        long seq = sequence(markerPath.substring(markerPath.lastIndexOf('/') + 1));
+        if (seq >= 0 && seq % (2L * PRUNE_EVERY) < 2) {
+            prune(sessionId);
+        }
+    }
+
+    static boolean isMarker(String child) {
+        return child.startsWith(MARKER);
+    }
+
+    /** The request uuid a marker is for. */
+    static String uuidOf(String marker) {
+        return marker.substring(MARKER.length(), marker.lastIndexOf('_'));
+    }
+
+    private static long sequence(String marker) {
+        try {
+            return Long.parseLong(marker.substring(marker.lastIndexOf('_') + 1));
+        } catch (RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** The live (not ended) requests among a session node's children: records without a marker. */
+    static int live(List<String> children) {
+        int markers = 0;
+        for (String c : children) {
+            if (isMarker(c)) {
+                markers++;
+            }
+        }
+        return children.size() - 2 * markers;
+    }
+
+    CompletableFuture<Void> prune(String sessionId) {
+        return zk.children(CellPaths.session(sessionId)).thenCompose(children -> prune(sessionId, children))
+                .exceptionally(e -> {
+                    log.debug("could not prune the ended requests of session {}: {}", sessionId, Zk.unwrap(e).toString());
+                    return null;
+                });
+    }
+
+    /** Deletes the tombstones of the oldest markers among {@code children} beyond {@link #KEPT}, with their markers. */
+    CompletableFuture<Void> prune(String sessionId, List<String> children) {
+        List<String> markers = new ArrayList<>();
+        for (String c : children) {
+            if (isMarker(c)) {
+                markers.add(c);
+            }
+        }
+        if (markers.size() <= KEPT) {
+            return CompletableFuture.completedFuture(null);
+        }
+        markers.sort(Comparator.comparingLong(Tombstones::sequence));
+        List<String> old = markers.subList(0, markers.size() - KEPT);
+        List<CuratorOp> ops = new ArrayList<>();
+        try {
+            for (String m : old) {
+                ops.addAll(pairOps(sessionId, m));
+            }
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.multi(ops).handle((r, err) -> {
+            if (err == null) {
+                return CompletableFuture.<Void>completedFuture(null);
+            }
+            // One pair is off (pruned meanwhile by another call): prune the others one by one.
+            List<CompletableFuture<?>> each = new ArrayList<>();
+            for (String m : old) {
+                try {
+                    each.add(zk.multi(pairOps(sessionId, m)).exceptionally(e -> null));
+                } catch (Exception e) {
+                    return CompletableFuture.<Void>failedFuture(e);
+                }
+            }
+            return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new));
+        }).thenCompose(f -> f);
+    }
+
+    private List<CuratorOp> pairOps(String sessionId, String marker) throws Exception {
+        return List.of(zk.ops().delete().withVersion(TOMBSTONE_VERSION).forPath(CellPaths.sessionRequest(sessionId, uuidOf(marker))),
+                zk.ops().delete().forPath(CellPaths.sessionRequest(sessionId, marker)));
+    }
+}

@@ -1,0 +1,83 @@
+package io.warden.service.zk;
+
+import io.warden.service.Gateway;
+import io.warden.service.api.LockPage;
+import io.warden.service.api.NamespaceStats;
+import io.warden.service.session.SessionRecord;
+import io.warden.service.support.WardenFixture;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
+
+import static io.warden.service.support.WardenFixture.await;
+import static io.warden.service.support.WardenFixture.exclusive;
+import static io.warden.service.support.WardenFixture.join;
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Issue 9, finding 11, at small scale: the gateway's ZooKeeper client refuses any reply over {@code jute.maxbuffer}
+ * (here 40,000 bytes instead of 1 MiB) and treats it as a lost connection. Before the fix {@code getChildren(/sessions)}
+ * failed this way at about 29,000 sessions (here: 2,000), so the leader's adoption pass, the cell counts and the
+ * console failed and the gateway dropped its connection on every pass; a namespace with many locks did the same to
+ * listings. With sessions, lock-delays and lock nodes sharded, every call stays small.
+ */
+class PacketLimitTest {
+    private static final int SESSIONS = 2_000;
+    private static final int LOCKS = 1_500;
+    private WardenFixture fx;
+
+    @BeforeEach
+    void setUp() throws Exception {
+        fx = new WardenFixture();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        System.clearProperty("jute.maxbuffer");
+        fx.close();
+    }
+
+    @Test
+    void twoThousandSessionsOfAVanishedGateway_andManyLocksInOneNamespace_stayBelowThePacketLimit() throws Exception {
+        Random random = new Random(42);
+        List<String> ids = new ArrayList<>();
+        byte[] record = Json.write(new SessionRecord("c", 60_000, 0, "gw-gone", "0"));
+        for (int i = 0; i < SESSIONS; i++) {
+            byte[] b = new byte[16];
+            random.nextBytes(b);
+            String id = HexFormat.of().formatHex(b);
+            ids.add(id);
+            fx.curator.create().creatingParentsIfNeeded().forPath(CellPaths.session(id), record);
+        }
+
+        System.setProperty("jute.maxbuffer", "40000"); // read by every ZooKeeper client made from now on
+        Gateway g = fx.gateway();
+        await("every orphan adopted", () -> g.trackedSessions() == SESSIONS);
+
+        List<String> holders = new ArrayList<>();
+        for (int i = 0; i < LOCKS; i++) {
+            if (i % 500 == 0) { // a session may hold 1000 (max-requests-per-session)
+                holders.add(g.warden().openSession("lister", 60_000, 0).join().sessionId());
+            }
+            join(g.warden().acquire(exclusive(holders.get(holders.size() - 1), "big/" + "x".repeat(40) + "-" + i, 0)));
+        }
+        LockPage page = g.warden().locks("big", null, 1000, null).join();
+        assertThat(page.locks()).hasSize(1000);
+        assertThat(page.nextAfter()).isNotNull();
+        assertThat(g.warden().locks("big", null, 1000, page.nextAfter()).join().locks()).hasSize(LOCKS - 1000);
+        List<NamespaceStats> spaces = g.warden().namespaces().join();
+        assertThat(spaces).singleElement().satisfies(ns -> assertThat(ns.locks()).isEqualTo(LOCKS));
+
+        fx.clock.advance(Duration.ofSeconds(30)); // the cell counts are refreshed every 30 s
+        await("cell counts", () -> g.metrics().registry().find("warden.cell.sessions").gauge() != null
+                && g.metrics().registry().find("warden.cell.sessions").gauge().value() == SESSIONS + holders.size());
+        assertThat(g.consoleBackend().snapshot().join().sessions()).hasSize(SESSIONS + holders.size());
+        assertThat(g.warden().ready()).isTrue();
+    }
+}
