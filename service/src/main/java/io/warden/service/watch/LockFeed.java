@@ -99,9 +99,11 @@ final class LockFeed {
      * Request records created by the latest transactions, by request uuid: the session id and the zxid. An acquire
      * creates its record and its queue node in one {@code multi}, and the record's notification comes first, so the
      * queue node's session is known without reading the node (issue 9: no read per acquire). An entry is taken by its
-     * queue node's notification; bounded by {@link #MAX_PENDING_RECORDS}, and cleared by every rebuild.
+     * queue node's notification; bounded by {@link #MAX_PENDING_RECORDS}, and cleared by every rebuild. Written on
+     * ZooKeeper's event thread (so the four notifications a pair causes below /sessions cost no hand-off to the hub),
+     * read on the hub's: the record's put happens before the hand-off of its queue node's notification.
      */
-    private final Map<String, PendingRecord> pendingRecords = new java.util.HashMap<>();
+    private final Map<String, PendingRecord> pendingRecords = new java.util.concurrent.ConcurrentHashMap<>();
     /**
      * Client ids of sessions, read once per session (not per acquire) from the session record. Written on the hub's
      * thread and on ZooKeeper's (when a read completes), so concurrent; an entry goes with its session record's
@@ -246,7 +248,12 @@ final class LockFeed {
                 onHub(this::chainDisconnection);
             }
         } else if (event.getPath() != null) {
-            onHub(() -> chain(event));
+            String path = event.getPath().startsWith(chroot) ? event.getPath().substring(chroot.length()) : event.getPath();
+            if (path.startsWith(SESSIONS_PREFIX)) {
+                noteSession(path, event.getType(), event.getZxid());
+            } else {
+                onHub(() -> chain(event));
+            }
         }
     }
 
@@ -283,10 +290,6 @@ final class LockFeed {
         }
         String path = event.getPath().startsWith(chroot) ? event.getPath().substring(chroot.length()) : event.getPath();
         Watcher.Event.EventType type = event.getType();
-        if (path.startsWith(SESSIONS_PREFIX)) {
-            noteSession(path, type, zxid);
-            return;
-        }
         QueueNode queueNode = QueueNode.of(path);
         CompletableFuture<QueueNodeData> read = queueNode != null && type == Watcher.Event.EventType.NodeCreated
                 ? nodeData(path, queueNode, zxid) : CompletableFuture.completedFuture(null);
@@ -301,7 +304,7 @@ final class LockFeed {
     }
 
     /**
-     * On the hub's thread: a notification below {@code /sessions}. A request record's creation says whose queue node
+     * On ZooKeeper's event thread: a notification below {@code /sessions}. A request record's creation says whose queue node
      * the same transaction creates; a session record's deletion ends its cached client id.
      */
     private void noteSession(String path, Watcher.Event.EventType type, long zxid) {
