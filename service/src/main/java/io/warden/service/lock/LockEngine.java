@@ -27,7 +27,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
@@ -51,6 +50,15 @@ import java.util.concurrent.atomic.AtomicInteger;
 public final class LockEngine {
     private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
     private static final int MAX_CREATE_ATTEMPTS = 8;
+    /*
+     * Bounds of the engine's in-memory hints (issue 9, finding 14). Each map only saves a ZooKeeper read: an entry
+     * evicted (least recently used first, by Caffeine) costs one read when it would have been used, never a wrong
+     * answer. 100,000 is the default max-sessions-per-gateway: one hint per session tracked here, and one made request
+     * per session, stay cached; about 25 MB each at most.
+     */
+    static final int MAX_HINTS = 100_000;
+    static final int MAX_RELEASED_AT = 10_000;
+    static final int MAX_NEAR_LIMIT = 10_000;
 
     private final Zk zk;
     private final Clock clock;
@@ -68,11 +76,11 @@ public final class LockEngine {
      * Requests made through this gateway, by (session, lock path, token), so a release needs no reads. Only a hint:
      * the release's multi fails harmlessly when the entry is stale, and a miss falls back to reading ZooKeeper.
      */
-    private final Map<String, QueueEntry> made = new ConcurrentHashMap<>();
-    /** Lock paths whose sequence was found near the limit: acquires read the node's stat before creating. Bounded. */
-    private final Set<String> nearLimit = ConcurrentHashMap.newKeySet();
-    /** When this gateway last released a hold of a lock path, for the handoff metric. */
-    private final Map<String, Long> releasedAt = new ConcurrentHashMap<>();
+    private final Map<String, QueueEntry> made = bounded(MAX_HINTS);
+    /** Lock paths whose sequence was found near the limit: acquires read the node's stat before creating. */
+    private final Set<String> nearLimit = java.util.Collections.newSetFromMap(bounded(MAX_NEAR_LIMIT));
+    /** When this gateway last released a hold of a lock path, for the handoff metric (a sample, taken by the next grant). */
+    private final Map<String, Long> releasedAt = bounded(MAX_RELEASED_AT);
     private volatile boolean draining;
 
     public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, int maxRequestsPerSession, int maxWaitersPerLock) {
@@ -131,9 +139,6 @@ public final class LockEngine {
                 throw WardenException.sessionNotFound(sessionId);
             }
             int requests = ds.stat().getNumChildren();
-            if (hints.size() >= NodeInfoCache.MAX_ENTRIES) {
-                hints.clear();
-            }
             hints.put(sessionId, new SessionHint(record.clientId(), requests));
             return new Prepared(record.clientId(), requests, false);
         });
@@ -267,9 +272,6 @@ public final class LockEngine {
      * record back, as if the request had never been made, and refuses it. Later acquires on this lock look first.
      */
     private CompletableFuture<Waiting> refuse(AcquireRequest req, String nodePath, String requestPath, long sequence) {
-        if (nearLimit.size() >= NodeInfoCache.MAX_ENTRIES) {
-            nearLimit.clear();
-        }
         nearLimit.add(CellPaths.lock(req.name()));
         WardenException refusal = sequenceExhausted(req.name(), sequence);
         log.warn("lock {} is near the end of its sequence numbers (node {}); refusing new requests until it drains",
@@ -318,7 +320,10 @@ public final class LockEngine {
 
     /** The request was made before (same session and request id): find its queue node. */
     private CompletableFuture<Waiting> existing(AcquireRequest req, String lockPath, String uuid, long token, long start) {
-        return zk.children(lockPath).handle((children, err) -> {
+        // A retry may reach here with no write of its own (a session at its request limit only reads): sync first, so
+        // the grant decision that follows reads state at least as new as the call (issue 9, finding 5; design.md,
+        // "Acquire"). On every other path the call's own multi came first on this connection, which orders its reads.
+        return zk.sync(lockPath).exceptionally(e -> null).thenCompose(v -> zk.children(lockPath)).handle((children, err) -> {
             if (err != null && Zk.code(err) != Code.NONODE) {
                 throw Zk.translate(err);
             }
@@ -583,7 +588,7 @@ public final class LockEngine {
     }
 
     /** Hints by session id; see {@link SessionHint}. */
-    private final Map<String, SessionHint> hints = new ConcurrentHashMap<>();
+    private final Map<String, SessionHint> hints = bounded(MAX_HINTS);
 
     /** Reads which of the session's queue nodes on this lock has this token; null when none. */
     private CompletableFuture<QueueEntry> find(String sessionId, String lockPath, long token) {
@@ -607,9 +612,6 @@ public final class LockEngine {
     }
 
     private void remember(String sessionId, String lockPath, long token, String node) {
-        if (made.size() >= NodeInfoCache.MAX_ENTRIES) {
-            made.clear();
-        }
         QueueEntry.parse(node).ifPresent(e -> made.put(sessionId + "|" + lockPath + "|" + token, e));
     }
 
@@ -739,6 +741,11 @@ public final class LockEngine {
 
     public int pendingCount() {
         return waiting.size();
+    }
+
+    /** A concurrent map that keeps at most {@code max} entries, evicting the least recently used. */
+    static <K, V> Map<K, V> bounded(int max) {
+        return com.github.benmanes.caffeine.cache.Caffeine.newBuilder().maximumSize(max).<K, V>build().asMap();
     }
 
     private static String lastSegment(String path) {

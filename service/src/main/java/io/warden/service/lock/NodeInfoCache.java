@@ -5,28 +5,25 @@ import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException;
 
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * Reads queue nodes' data and tokens, remembering them. A queue node's path is unique forever (its name carries a
  * UUID) and its data never changes, so a cached entry can be stale only in that the node is gone — and callers look up
  * only nodes they have just seen among a lock's children.
  *
- * <p>Concurrency: a {@link ConcurrentHashMap}; bounded by clearing it when it grows past {@link #MAX_ENTRIES}.
+ * <p>Concurrency: a concurrent map keeping at most {@link #MAX_ENTRIES} entries, least recently used evicted first (a
+ * miss costs one read). Each entry is a queue node's path and data, a few hundred bytes: about 15 MB at most.
  */
 final class NodeInfoCache {
     static final int MAX_ENTRIES = 50_000;
     private final Zk zk;
-    private final ConcurrentHashMap<String, NodeInfo> cache = new ConcurrentHashMap<>();
+    private final java.util.Map<String, NodeInfo> cache = LockEngine.bounded(MAX_ENTRIES);
 
     NodeInfoCache(Zk zk) {
         this.zk = zk;
     }
 
     void put(NodeInfo info) {
-        if (cache.size() >= MAX_ENTRIES) {
-            cache.clear();
-        }
         cache.put(info.path(), info);
     }
 

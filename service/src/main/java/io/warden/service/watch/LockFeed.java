@@ -66,6 +66,7 @@ final class LockFeed {
     private static final String SESSIONS_PREFIX = CellPaths.SESSIONS + "/";
     /** More request records awaiting their queue node than this means notifications were missed: forget them. */
     private static final int MAX_PENDING_RECORDS = 10_000;
+    private static final int MAX_CLIENT_IDS = 200_000;
 
     private final Zk zk;
     private final String chroot;
@@ -105,11 +106,12 @@ final class LockFeed {
      */
     private final Map<String, PendingRecord> pendingRecords = new java.util.concurrent.ConcurrentHashMap<>();
     /**
-     * Client ids of sessions, read once per session (not per acquire) from the session record. Written on the hub's
-     * thread and on ZooKeeper's (when a read completes), so concurrent; an entry goes with its session record's
-     * deletion: bounded by the cell's open sessions.
+     * Client ids of sessions, read once per session (not per acquire) from the session record. Written on ZooKeeper's
+     * event thread, read on the hub's, so concurrent; an entry goes with its session record's deletion, and at most
+     * {@link #MAX_CLIENT_IDS} are kept (least recently used evicted: a miss costs one read).
      */
-    private final Map<String, String> clientIds = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, String> clientIds = com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
+            .maximumSize(MAX_CLIENT_IDS).<String, String>build().asMap();
     private boolean warnedNoZxid;
 
     LockFeed(Zk zk, String chroot, Clock clock, Executor hub, WatchHub target, LockMirror mirror, String gatewayId) {
