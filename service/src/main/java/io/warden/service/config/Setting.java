@@ -44,10 +44,10 @@ enum Setting {
     SESSION_TTL_DEFAULT_MS("session-ttl-default-ms", Kind.DURATION_MS,
             "TTL of a session opened without ttl_ms (min <= default <= max)",
             WardenConfig::sessionTtlDefault, (b, v) -> b.sessionTtlDefault((Duration) v)),
-    MAX_REQUESTS_PER_SESSION("max-requests-per-session", Kind.POSITIVE_INT,
+    MAX_REQUESTS_PER_SESSION("max-requests-per-session", Kind.REQUESTS_PER_SESSION,
             "holds plus queued requests one session may have (429 past it)",
             WardenConfig::maxRequestsPerSession, (b, v) -> b.maxRequestsPerSession((Integer) v)),
-    MAX_WAITERS_PER_LOCK("max-waiters-per-lock", Kind.POSITIVE_INT,
+    MAX_WAITERS_PER_LOCK("max-waiters-per-lock", Kind.WAITERS_PER_LOCK,
             "queued requests one lock name may have (429 past it)",
             WardenConfig::maxWaitersPerLock, (b, v) -> b.maxWaitersPerLock((Integer) v)),
     MAX_SESSIONS_PER_GATEWAY("max-sessions-per-gateway", Kind.POSITIVE_INT,
@@ -215,6 +215,24 @@ enum Setting {
             @Override
             Object parse(String text) {
                 return (int) wholeNumber(text, 1, Integer.MAX_VALUE);
+            }
+        },
+        /*
+         * Capped so that no ZooKeeper packet comes near its 1 MiB limit (issue 9): a session's close or expiry is one
+         * multi deleting every request (a queue node's path, at most about 600 bytes with a 512-character name, and
+         * its record, about 90), so 1,000 requests make at most about 700 KB; a lock's getChildren lists its queue,
+         * 62 bytes a node, so 10,000 make about 620 KB.
+         */
+        REQUESTS_PER_SESSION("N", "a whole number 1-1000 (a session's close is one ZooKeeper transaction)") {
+            @Override
+            Object parse(String text) {
+                return (int) wholeNumber(text, 1, 1_000);
+            }
+        },
+        WAITERS_PER_LOCK("N", "a whole number 1-10000 (a lock's queue is read in one ZooKeeper reply)") {
+            @Override
+            Object parse(String text) {
+                return (int) wholeNumber(text, 1, 10_000);
             }
         },
         NAMESPACE("NAME", "a namespace matching [a-z][a-z0-9-]{0,62}") {

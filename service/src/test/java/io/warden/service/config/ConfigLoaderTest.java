@@ -164,7 +164,7 @@ class ConfigLoaderTest {
         Path file = yaml("""
                 http-port: 1001
                 max-waiters-per-lock: 1002
-                max-requests-per-session: 1003
+                max-requests-per-session: 999
                 """);
         env.put("WARDEN_CONFIG", file.toString());
         env.put("WARDEN_HTTP_PORT", "2001");
@@ -172,7 +172,7 @@ class ConfigLoaderTest {
         WardenConfig c = load("--http-port", "3001");
         assertThat(c.httpPort()).as("flag over env and file").isEqualTo(3001);
         assertThat(c.maxWaitersPerLock()).as("env over file").isEqualTo(2002);
-        assertThat(c.maxRequestsPerSession()).as("file over default").isEqualTo(1003);
+        assertThat(c.maxRequestsPerSession()).as("file over default").isEqualTo(999);
         assertThat(c.maxSessionsPerGateway()).as("default").isEqualTo(WardenConfig.defaults().maxSessionsPerGateway());
     }
 
@@ -218,8 +218,10 @@ class ConfigLoaderTest {
         "session-ttl-min-ms       | 1.5           | a whole number of milliseconds",
         "session-ttl-max-ms       | 10s           | a whole number of milliseconds",
         "drain-timeout-ms         | 86400001      | a whole number of milliseconds 1-86400000",
-        "max-requests-per-session | 0             | a whole number 1-2147483647",
-        "max-waiters-per-lock     | 2147483648    | a whole number 1-2147483647",
+        "max-requests-per-session | 0             | a whole number 1-1000",
+        "max-requests-per-session | 1001          | a whole number 1-1000",
+        "max-waiters-per-lock     | 10001         | a whole number 1-10000",
+        "max-waiters-per-lock     | 2147483648    | a whole number 1-10000",
         "max-sessions-per-gateway | many          | a whole number 1-2147483647",
         "max-body-bytes           | -1            | a whole number 1-2147483647",
         "lease-namespace          | Default       | [a-z][a-z0-9-]{0,62}",
@@ -270,7 +272,7 @@ class ConfigLoaderTest {
         ConfigException e = failure("--config", file.toString());
         assertThat(e.setting()).isEqualTo("max-waiters-per-lock");
         assertThat(e.getMessage()).isEqualTo("invalid max-waiters-per-lock \"0\" (from key max-waiters-per-lock in file "
-                + file + "): expected a whole number 1-2147483647");
+                + file + "): expected a whole number 1-10000 (a lock's queue is read in one ZooKeeper reply)");
     }
 
     @Test
