@@ -67,6 +67,7 @@ public final class LockEngine {
     private final int maxWaitersPerLock;
     private final NodeInfoCache nodes;
     private final Tombstones tombstones;
+    private final SessionHints sessions;
     private final LockReader reader;
     /** Held acquire calls on this gateway, by session id. */
     private final WaitingCalls<Waiting> waiting = new WaitingCalls<>();
@@ -91,6 +92,7 @@ public final class LockEngine {
         this.maxWaitersPerLock = maxWaitersPerLock;
         this.nodes = new NodeInfoCache(zk);
         this.tombstones = new Tombstones(zk);
+        this.sessions = new SessionHints(zk, maxRequestsPerSession);
         this.reader = new LockReader(zk, nodes);
         this.blockers = new BlockerWatches<>(zk, w -> w.state.get() == Waiting.WAITING, this::evaluate);
         zk.client().getConnectionStateListenable().addListener((c, state) -> {
@@ -111,72 +113,20 @@ public final class LockEngine {
                 throw drainingError();
             }
             zk.failFast();
-            result = prepare(req.sessionId()).thenCompose(p -> create(req, p, start, 1)).thenCompose(this::start);
+            result = sessions.prepare(req.sessionId()).thenCompose(p -> create(req, p, start, 1)).thenCompose(this::start);
         } catch (RuntimeException e) {
             result = CompletableFuture.failedFuture(e);
         }
         return result.whenComplete((r, err) -> metrics.acquire(err != null ? "error" : r.status().name().toLowerCase(), clock.read() - start));
     }
 
-    /**
-     * The session's client id and request count: from this gateway's hint when it has one below the limit (no read),
-     * else from the session record. The multi that follows checks that the session exists either way.
-     */
-    private CompletableFuture<Prepared> prepare(String sessionId) {
-        SessionHint hint = hints.get(sessionId);
-        if (hint != null && hint.requests.get() < maxRequestsPerSession) {
-            return CompletableFuture.completedFuture(new Prepared(hint.clientId, hint.requests.get(), true));
-        }
-        return zk.data(CellPaths.session(sessionId)).handle((ds, err) -> {
-            if (err != null) {
-                if (Zk.code(err) == Code.NONODE) {
-                    throw WardenException.sessionNotFound(sessionId);
-                }
-                throw Zk.translate(err);
-            }
-            SessionRecord record = Json.readOrNull(ds.data(), SessionRecord.class);
-            if (record == null) {
-                throw WardenException.sessionNotFound(sessionId);
-            }
-            int requests = ds.stat().getNumChildren();
-            hints.put(sessionId, new SessionHint(record.clientId(), requests));
-            return new Prepared(record.clientId(), requests, false);
-        });
-    }
-
     /** A session opened here: its client id is known, and it has no requests yet. */
     public void sessionOpened(String sessionId, String clientId) {
-        hints.put(sessionId, new SessionHint(clientId, 0));
-    }
-
-    private void countRequest(String sessionId, int delta) {
-        SessionHint hint = hints.get(sessionId);
-        if (hint != null) {
-            hint.requests.updateAndGet(n -> Math.max(0, n + delta));
-        }
-    }
-
-    /**
-     * What this gateway knows of a session without reading: its client id (never changes) and how many requests it
-     * has (counted here: exact for a session that uses one gateway; when it looks like the limit is reached the record
-     * is read again, so the limit never refuses a session below it).
-     */
-    private static final class SessionHint {
-        final String clientId;
-        final AtomicInteger requests;
-
-        SessionHint(String clientId, int requests) {
-            this.clientId = clientId;
-            this.requests = new AtomicInteger(requests);
-        }
-    }
-
-    /** {@code exact}: {@code requests} counts live requests only (not tombstones). */
-    private record Prepared(String clientId, int requests, boolean exact) {
+        sessions.opened(sessionId, clientId);
     }
 
     /** Creates the request's record and queue node in one multi; on a retry finds the existing ones. */
-    private CompletableFuture<Waiting> create(AcquireRequest req, Prepared p, long start, int attempt) {
+    private CompletableFuture<Waiting> create(AcquireRequest req, SessionHints.Prepared p, long start, int attempt) {
         String uuid = CellPaths.requestUuid(req.sessionId(), req.requestId());
         String lockPath = CellPaths.lock(req.name());
         String requestPath = CellPaths.sessionRequest(req.sessionId(), uuid);
@@ -194,13 +144,7 @@ public final class LockEngine {
         }
         if (p.requests() >= maxRequestsPerSession && !p.exact()) {
             // The count may include ended requests' tombstones: count precisely before refusing.
-            return liveRequests(req.sessionId()).thenCompose(live -> {
-                SessionHint hint = hints.get(req.sessionId());
-                if (hint != null) {
-                    hint.requests.set(live);
-                }
-                return create(req, new Prepared(p.clientId(), live, true), start, attempt);
-            });
+            return sessions.exact(req.sessionId(), p.clientId()).thenCompose(exact -> create(req, exact, start, attempt));
         }
         if (p.requests() >= maxRequestsPerSession) {
             // At the limit only a retry of an existing request may go on.
@@ -234,7 +178,7 @@ public final class LockEngine {
                     return refuse(req, lockPath + "/" + node, requestPath, sequence);
                 }
                 remember(req.sessionId(), lockPath, token, node);
-                countRequest(req.sessionId(), 1);
+                sessions.count(req.sessionId(), 1);
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
                         new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode()),
                         results.get(1).getResultStat().getMtime()));
@@ -498,7 +442,7 @@ public final class LockEngine {
         return deleteRequest(w.lockPath + "/" + w.node, CellPaths.sessionRequest(w.req.sessionId(), w.uuid))
                 .thenAccept(deleted -> {
                     if (deleted) {
-                        countRequest(w.req.sessionId(), -1);
+                        sessions.count(w.req.sessionId(), -1);
                     }
                 });
     }
@@ -578,7 +522,7 @@ public final class LockEngine {
                 metrics.release(deleted);
                 if (deleted) {
                     releasedAt.put(lockPath, clock.read());
-                    countRequest(sessionId, -1);
+                    sessions.count(sessionId, -1);
                     log.debug("released {} token {} of session {}", name, token, sessionId);
                     notifyRemoved(sessionId, entry.id());
                 }
@@ -587,8 +531,6 @@ public final class LockEngine {
         });
     }
 
-    /** Hints by session id; see {@link SessionHint}. */
-    private final Map<String, SessionHint> hints = bounded(MAX_HINTS);
 
     /** Reads which of the session's queue nodes on this lock has this token; null when none. */
     private CompletableFuture<QueueEntry> find(String sessionId, String lockPath, long token) {
@@ -646,7 +588,7 @@ public final class LockEngine {
             return deleteRequest(lockPath + "/" + entry.get().node(), CellPaths.sessionRequest(sessionId, uuid)).thenApply(deleted -> {
                 if (deleted) {
                     releasedAt.put(lockPath, clock.read());
-                    countRequest(sessionId, -1);
+                    sessions.count(sessionId, -1);
                     log.debug("cancelled request {} of session {} on {}", requestId, sessionId, name);
                     notifyRemoved(sessionId, uuid);
                 }
@@ -693,10 +635,6 @@ public final class LockEngine {
         return CellPaths.sessionIdOf(requestPath);
     }
 
-    /** The session's requests that have not ended (a precise count from the names alone; used near the limit). */
-    private CompletableFuture<Integer> liveRequests(String sessionId) {
-        return zk.children(CellPaths.session(sessionId)).thenApply(Tombstones::live);
-    }
 
     /** Answers held calls on this gateway for a request that another call removed. */
     private void notifyRemoved(String sessionId, String uuid) {
@@ -709,7 +647,7 @@ public final class LockEngine {
 
     /** The session ended (closed or expired here): answer its held calls with SESSION_NOT_FOUND. */
     public void sessionEnded(String sessionId) {
-        hints.remove(sessionId);
+        sessions.forget(sessionId);
         for (Waiting w : waiting.of(sessionId)) {
             fail(w, WardenException.sessionNotFound(sessionId));
         }

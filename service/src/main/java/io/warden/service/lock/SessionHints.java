@@ -1,0 +1,94 @@
+package io.warden.service.lock;
+
+import io.warden.service.api.WardenException;
+import io.warden.service.session.SessionRecord;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
+import io.warden.service.zk.Zk;
+import org.apache.zookeeper.KeeperException.Code;
+
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * What this gateway knows of sessions without reading ZooKeeper, for acquires: a session's client id (it never changes)
+ * and how many live requests it has — counted here, so exact for a session that uses one gateway; when the count says
+ * the limit is reached, it is taken again from ZooKeeper ({@link #liveRequests}), so the limit never refuses a session
+ * below it. A session whose requests are spread over several gateways is counted per gateway.
+ *
+ * <p>Concurrency: a concurrent map of at most {@link LockEngine#MAX_HINTS} sessions, least recently used evicted (a
+ * miss costs one read of the session record); each hint's count is atomic.
+ */
+final class SessionHints {
+    /** A session's client id and request count; {@code exact}: the count is of live requests only (no tombstones). */
+    record Prepared(String clientId, int requests, boolean exact) {
+    }
+
+    private record Hint(String clientId, AtomicInteger requests) {
+    }
+
+    private final Zk zk;
+    private final int maxRequestsPerSession;
+    private final Map<String, Hint> hints = LockEngine.bounded(LockEngine.MAX_HINTS);
+
+    SessionHints(Zk zk, int maxRequestsPerSession) {
+        this.zk = zk;
+        this.maxRequestsPerSession = maxRequestsPerSession;
+    }
+
+    /**
+     * The session's client id and request count: from the hint when there is one below the limit (no read), else from
+     * the session record (whose child count includes tombstones and end markers: not exact). The acquire's multi
+     * checks that the session exists either way.
+     */
+    CompletableFuture<Prepared> prepare(String sessionId) {
+        Hint hint = hints.get(sessionId);
+        if (hint != null && hint.requests.get() < maxRequestsPerSession) {
+            return CompletableFuture.completedFuture(new Prepared(hint.clientId, hint.requests.get(), true));
+        }
+        return zk.data(CellPaths.session(sessionId)).handle((ds, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    throw WardenException.sessionNotFound(sessionId);
+                }
+                throw Zk.translate(err);
+            }
+            SessionRecord record = Json.readOrNull(ds.data(), SessionRecord.class);
+            if (record == null) {
+                throw WardenException.sessionNotFound(sessionId);
+            }
+            int requests = ds.stat().getNumChildren();
+            hints.put(sessionId, new Hint(record.clientId(), new AtomicInteger(requests)));
+            return new Prepared(record.clientId(), requests, false);
+        });
+    }
+
+    /** The exact count of the session's live requests, from the names of its record's children; remembered. */
+    CompletableFuture<Prepared> exact(String sessionId, String clientId) {
+        return zk.children(CellPaths.session(sessionId)).thenApply(Tombstones::live).thenApply(live -> {
+            Hint hint = hints.get(sessionId);
+            if (hint != null) {
+                hint.requests.set(live);
+            }
+            return new Prepared(clientId, live, true);
+        });
+    }
+
+    /** A session opened here: its client id is known, and it has no requests yet. */
+    void opened(String sessionId, String clientId) {
+        hints.put(sessionId, new Hint(clientId, new AtomicInteger()));
+    }
+
+    /** One request of the session was made ({@code +1}) or ended ({@code -1}) through this gateway. */
+    void count(String sessionId, int delta) {
+        Hint hint = hints.get(sessionId);
+        if (hint != null) {
+            hint.requests.updateAndGet(n -> Math.max(0, n + delta));
+        }
+    }
+
+    void forget(String sessionId) {
+        hints.remove(sessionId);
+    }
+}
