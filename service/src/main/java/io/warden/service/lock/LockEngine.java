@@ -8,7 +8,6 @@ import io.warden.service.api.OnTimeout;
 import io.warden.service.api.WardenException;
 import io.warden.service.metrics.WardenMetrics;
 import io.warden.service.session.RequestRecord;
-import io.warden.service.session.SessionRecord;
 import io.warden.service.time.Clock;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
@@ -21,8 +20,6 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -41,6 +38,11 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>A blocked request watches the one node it waits for ({@link LockQueue#blocker}); when that goes, it reads the
  * children once and either holds or watches the next blocker. Waiting costs memory, not threads.
+ *
+ * <p>This class is the acquire path and the held calls; each other mechanism has its own class: who holds
+ * ({@link LockQueue}), ending requests ({@link RequestEnds}), tombstones and their pruning ({@link Tombstones}),
+ * per-session hints ({@link SessionHints}), held calls ({@link WaitingCalls}) and their watches
+ * ({@link BlockerWatches}), reads ({@link LockReader}, {@link NodeInfoCache}).
  *
  * <p>Concurrency: called from any thread; continuations run on Curator's event thread and never block. Held calls are
  * registered in {@link WaitingCalls} from start to answer. Each {@link Waiting} moves WAITING → DONE, or WAITING →
@@ -68,16 +70,12 @@ public final class LockEngine {
     private final NodeInfoCache nodes;
     private final Tombstones tombstones;
     private final SessionHints sessions;
+    private final RequestEnds ends;
     private final LockReader reader;
     /** Held acquire calls on this gateway, by session id. */
     private final WaitingCalls<Waiting> waiting = new WaitingCalls<>();
     /** The watches held calls keep on their blockers, one per blocker node. */
     private final BlockerWatches<Waiting> blockers;
-    /**
-     * Requests made through this gateway, by (session, lock path, token), so a release needs no reads. Only a hint:
-     * the release's multi fails harmlessly when the entry is stale, and a miss falls back to reading ZooKeeper.
-     */
-    private final Map<String, QueueEntry> made = bounded(MAX_HINTS);
     /** Lock paths whose sequence was found near the limit: acquires read the node's stat before creating. */
     private final Set<String> nearLimit = java.util.Collections.newSetFromMap(bounded(MAX_NEAR_LIMIT));
     /** When this gateway last released a hold of a lock path, for the handoff metric (a sample, taken by the next grant). */
@@ -93,6 +91,7 @@ public final class LockEngine {
         this.nodes = new NodeInfoCache(zk);
         this.tombstones = new Tombstones(zk);
         this.sessions = new SessionHints(zk, maxRequestsPerSession);
+        this.ends = new RequestEnds(zk, nodes, tombstones);
         this.reader = new LockReader(zk, nodes);
         this.blockers = new BlockerWatches<>(zk, w -> w.state.get() == Waiting.WAITING, this::evaluate);
         zk.client().getConnectionStateListenable().addListener((c, state) -> {
@@ -177,7 +176,7 @@ public final class LockEngine {
                 if (!LockQueue.admits(sequence)) {
                     return refuse(req, lockPath + "/" + node, requestPath, sequence);
                 }
-                remember(req.sessionId(), lockPath, token, node);
+                ends.remember(req.sessionId(), lockPath, token, node);
                 sessions.count(req.sessionId(), 1);
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
                         new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode()),
@@ -280,7 +279,7 @@ public final class LockEngine {
                 throw WardenException.invalid("request_id", "request " + req.requestId() + " was made with mode "
                         + entry.get().mode() + "; a retry must repeat it");
             }
-            remember(req.sessionId(), lockPath, token, entry.get().node());
+            ends.remember(req.sessionId(), lockPath, token, entry.get().node());
             return new Waiting(req, lockPath, uuid, entry.get().node(), token, start);
         });
     }
@@ -439,7 +438,7 @@ public final class LockEngine {
 
     /** Deletes the request's node and record together; a node already gone is fine. */
     private CompletableFuture<Void> remove(Waiting w) {
-        return deleteRequest(w.lockPath + "/" + w.node, CellPaths.sessionRequest(w.req.sessionId(), w.uuid))
+        return ends.end(w.lockPath + "/" + w.node, w.req.sessionId(), w.uuid)
                 .thenAccept(deleted -> {
                     if (deleted) {
                         sessions.count(w.req.sessionId(), -1);
@@ -502,69 +501,16 @@ public final class LockEngine {
             return CompletableFuture.failedFuture(e);
         }
         String lockPath = CellPaths.lock(name);
-        QueueEntry known = made.remove(sessionId + "|" + lockPath + "|" + token);
-        CompletableFuture<QueueEntry> found = known != null ? CompletableFuture.completedFuture(known) : find(sessionId, lockPath, token);
-        return found.thenCompose(entry -> {
-            if (entry == null) {
+        return ends.release(sessionId, lockPath, token).thenApply(ended -> {
+            metrics.release(ended != null);
+            if (ended == null) {
                 log.debug("release of {} by session {} with token {}: no such hold (stale or foreign token)", name, sessionId, token);
-                metrics.release(false);
-                return CompletableFuture.completedFuture(false);
+                return false;
             }
-            String nodePath = lockPath + "/" + entry.node();
-            return deleteRequest(nodePath, CellPaths.sessionRequest(sessionId, entry.id())).thenCompose(deleted -> {
-                if (!deleted && known != null) {
-                    // The hint was stale; ask ZooKeeper (which also says 404 when the session is gone).
-                    return find(sessionId, lockPath, token).thenCompose(e -> e == null ? CompletableFuture.completedFuture(false)
-                            : deleteRequest(lockPath + "/" + e.node(), CellPaths.sessionRequest(sessionId, e.id())));
-                }
-                return CompletableFuture.completedFuture(deleted);
-            }).thenApply(deleted -> {
-                metrics.release(deleted);
-                if (deleted) {
-                    releasedAt.put(lockPath, clock.read());
-                    sessions.count(sessionId, -1);
-                    log.debug("released {} token {} of session {}", name, token, sessionId);
-                    notifyRemoved(sessionId, entry.id());
-                }
-                return deleted;
-            });
+            ended(sessionId, lockPath, ended.id());
+            log.debug("released {} token {} of session {}", name, token, sessionId);
+            return true;
         });
-    }
-
-
-    /** Reads which of the session's queue nodes on this lock has this token; null when none. */
-    private CompletableFuture<QueueEntry> find(String sessionId, String lockPath, long token) {
-        CompletableFuture<List<String>> requests = zk.children(CellPaths.session(sessionId)).exceptionally(err -> {
-            if (Zk.code(err) == Code.NONODE) {
-                throw WardenException.sessionNotFound(sessionId);
-            }
-            throw Zk.translate(err);
-        });
-        CompletableFuture<List<String>> queue = zk.childrenOrEmpty(lockPath);
-        return requests.thenCombine(queue, (uuids, children) -> {
-            Set<String> mine = new HashSet<>(uuids);
-            List<QueueEntry> candidates = new ArrayList<>();
-            for (QueueEntry e : LockQueue.of(children).entries()) {
-                if (e.id() != null && mine.contains(e.id())) {
-                    candidates.add(e);
-                }
-            }
-            return candidates;
-        }).thenCompose(candidates -> matchToken(sessionId, lockPath, candidates, token, 0));
-    }
-
-    private void remember(String sessionId, String lockPath, long token, String node) {
-        QueueEntry.parse(node).ifPresent(e -> made.put(sessionId + "|" + lockPath + "|" + token, e));
-    }
-
-    private CompletableFuture<QueueEntry> matchToken(String sessionId, String lockPath, List<QueueEntry> candidates, long token, int i) {
-        if (i >= candidates.size()) {
-            return CompletableFuture.completedFuture(null);
-        }
-        QueueEntry e = candidates.get(i);
-        return nodes.get(lockPath, e).thenCompose(info -> info != null && info.token() == token
-                ? CompletableFuture.completedFuture(e)
-                : matchToken(sessionId, lockPath, candidates, token, i + 1));
     }
 
     /** Removes the request {@code requestId} of the session on {@code name}, whether queued or granted. */
@@ -576,65 +522,21 @@ public final class LockEngine {
         }
         String uuid = CellPaths.requestUuid(sessionId, requestId);
         String lockPath = CellPaths.lock(name);
-        return zk.exists(CellPaths.session(sessionId)).thenCombine(zk.childrenOrEmpty(lockPath), (stat, children) -> {
-            if (stat == null) {
-                throw WardenException.sessionNotFound(sessionId);
+        return ends.cancel(sessionId, lockPath, uuid).thenApply(deleted -> {
+            if (deleted) {
+                ended(sessionId, lockPath, uuid);
+                log.debug("cancelled request {} of session {} on {}", requestId, sessionId, name);
             }
-            return LockQueue.of(children).byId(uuid);
-        }).thenCompose(entry -> {
-            if (entry.isEmpty()) {
-                return CompletableFuture.completedFuture(false);
-            }
-            return deleteRequest(lockPath + "/" + entry.get().node(), CellPaths.sessionRequest(sessionId, uuid)).thenApply(deleted -> {
-                if (deleted) {
-                    releasedAt.put(lockPath, clock.read());
-                    sessions.count(sessionId, -1);
-                    log.debug("cancelled request {} of session {} on {}", requestId, sessionId, name);
-                    notifyRemoved(sessionId, uuid);
-                }
-                return deleted;
-            });
+            return deleted;
         });
     }
 
-    /**
-     * Ends a request: deletes its queue node and turns its request record into a tombstone, in one multi; false when
-     * the node is already gone. The tombstone makes a late duplicate of the acquire (same request_id) fail instead of
-     * queueing again (a regression found by GatewayPauseIT: a paused gateway woke and ran a stale acquire that the
-     * client had long since retried elsewhere and released).
-     */
-    private CompletableFuture<Boolean> deleteRequest(String nodePath, String requestPath) {
-        String sessionId = sessionOf(requestPath);
-        String uuid = lastSegment(requestPath);
-        List<CuratorOp> ops;
-        try {
-            ops = tombstones.endOps(nodePath, sessionId, uuid);
-        } catch (Exception e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return zk.multi(ops).handle((r, err) -> {
-            if (err == null) {
-                nodes.forget(nodePath);
-                tombstones.ended(sessionId, r.get(2).getResultPath());
-                return CompletableFuture.completedFuture(true);
-            }
-            if (Zk.code(err) == Code.NONODE) {
-                if (Zk.MultiFailure.maybeApplied(err)) {
-                    // The connection dropped under the multi and Curator sent it again: the first attempt may have
-                    // been applied and lost its reply. We saw this request's node a moment ago; if it is gone now,
-                    // this call is what removed it (a regression found by WholeSystemFaultIT on a leader kill).
-                    return zk.exists(nodePath).thenApply(stat -> stat == null);
-                }
-                return CompletableFuture.completedFuture(false);
-            }
-            throw Zk.translate(err);
-        }).thenCompose(f -> f);
+    /** A release or cancel ended a request: count it, note the time for the handoff metric, answer its held calls. */
+    private void ended(String sessionId, String lockPath, String uuid) {
+        releasedAt.put(lockPath, clock.read());
+        sessions.count(sessionId, -1);
+        notifyRemoved(sessionId, uuid);
     }
-
-    private static String sessionOf(String requestPath) {
-        return CellPaths.sessionIdOf(requestPath);
-    }
-
 
     /** Answers held calls on this gateway for a request that another call removed. */
     private void notifyRemoved(String sessionId, String uuid) {

@@ -1,0 +1,149 @@
+package io.warden.service.lock;
+
+import io.warden.service.api.WardenException;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Zk;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.zookeeper.KeeperException.Code;
+
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * Ending requests in ZooKeeper: a release by token, a cancel by request id, and the end of a held call's own request.
+ * Every end is one {@code multi} ({@link Tombstones#endOps}: delete the queue node, tombstone the record, mark the
+ * end); what the engine does around it (metrics, answering held calls) stays in {@link LockEngine}.
+ *
+ * <p>A release needs no read when the request was made through this gateway ({@link #remember}): the hint names the
+ * node; a stale hint makes the {@code multi} fail harmlessly and the node is then looked up.
+ *
+ * <p>Concurrency: {@link #made} is a concurrent map of at most {@link LockEngine#MAX_HINTS} entries (least recently
+ * used evicted: a miss costs the look-up); nothing else is kept. Continuations run on Curator's event thread.
+ */
+final class RequestEnds {
+    private final Zk zk;
+    private final NodeInfoCache nodes;
+    private final Tombstones tombstones;
+    /** Requests made through this gateway, by (session, lock path, token): hints that save a release its reads. */
+    private final Map<String, QueueEntry> made = LockEngine.bounded(LockEngine.MAX_HINTS);
+
+    RequestEnds(Zk zk, NodeInfoCache nodes, Tombstones tombstones) {
+        this.zk = zk;
+        this.nodes = nodes;
+        this.tombstones = tombstones;
+    }
+
+    /** A request was made (or found again) through this gateway. */
+    void remember(String sessionId, String lockPath, long token, String node) {
+        QueueEntry.parse(node).ifPresent(e -> made.put(key(sessionId, lockPath, token), e));
+    }
+
+    private static String key(String sessionId, String lockPath, long token) {
+        return sessionId + "|" + lockPath + "|" + token;
+    }
+
+    /**
+     * Ends the session's request on the lock whose token is {@code token}: the entry it ended, or null when there is
+     * none (a stale or foreign token). SESSION_NOT_FOUND when the session is gone.
+     */
+    CompletableFuture<QueueEntry> release(String sessionId, String lockPath, long token) {
+        QueueEntry known = made.remove(key(sessionId, lockPath, token));
+        CompletableFuture<QueueEntry> found = known != null ? CompletableFuture.completedFuture(known) : find(sessionId, lockPath, token);
+        return found.thenCompose(entry -> {
+            if (entry == null) {
+                return CompletableFuture.completedFuture(null);
+            }
+            return end(lockPath, sessionId, entry).thenCompose(deleted -> {
+                if (!deleted && known != null) {
+                    // The hint was stale; ask ZooKeeper (which also says 404 when the session is gone).
+                    return find(sessionId, lockPath, token).thenCompose(e -> e == null ? CompletableFuture.completedFuture(null)
+                            : end(lockPath, sessionId, e).thenApply(d -> d ? e : null));
+                }
+                return CompletableFuture.completedFuture(deleted ? entry : null);
+            });
+        });
+    }
+
+    /** Ends the session's request with protection id {@code uuid} on the lock, queued or granted; false when absent. */
+    CompletableFuture<Boolean> cancel(String sessionId, String lockPath, String uuid) {
+        return zk.exists(CellPaths.session(sessionId)).thenCombine(zk.childrenOrEmpty(lockPath), (stat, children) -> {
+            if (stat == null) {
+                throw WardenException.sessionNotFound(sessionId);
+            }
+            return LockQueue.of(children).byId(uuid);
+        }).thenCompose((Optional<QueueEntry> entry) -> entry.isEmpty() ? CompletableFuture.completedFuture(false)
+                : end(lockPath, sessionId, entry.get()));
+    }
+
+    private CompletableFuture<Boolean> end(String lockPath, String sessionId, QueueEntry entry) {
+        return end(lockPath + "/" + entry.node(), sessionId, entry.id());
+    }
+
+    /**
+     * Ends a request: deletes its queue node, turns its record into a tombstone and marks the end, in one multi; false
+     * when the node is already gone. The tombstone makes a late duplicate of the acquire (same request_id) fail instead
+     * of queueing again (a regression found by GatewayPauseIT: a paused gateway woke and ran a stale acquire that the
+     * client had long since retried elsewhere and released).
+     */
+    CompletableFuture<Boolean> end(String nodePath, String sessionId, String uuid) {
+        List<CuratorOp> ops;
+        try {
+            ops = tombstones.endOps(nodePath, sessionId, uuid);
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.multi(ops).handle((r, err) -> {
+            if (err == null) {
+                nodes.forget(nodePath);
+                tombstones.ended(sessionId, r.get(2).getResultPath());
+                return CompletableFuture.completedFuture(true);
+            }
+            if (Zk.code(err) == Code.NONODE) {
+                if (Zk.MultiFailure.maybeApplied(err)) {
+                    // The connection dropped under the multi and Curator sent it again: the first attempt may have
+                    // been applied and lost its reply. We saw this request's node a moment ago; if it is gone now,
+                    // this call is what removed it (a regression found by WholeSystemFaultIT on a leader kill).
+                    return zk.exists(nodePath).thenApply(stat -> stat == null);
+                }
+                return CompletableFuture.completedFuture(false);
+            }
+            throw Zk.translate(err);
+        }).thenCompose(f -> f);
+    }
+
+    /** Reads which of the session's queue nodes on this lock has this token; null when none. */
+    private CompletableFuture<QueueEntry> find(String sessionId, String lockPath, long token) {
+        CompletableFuture<List<String>> requests = zk.children(CellPaths.session(sessionId)).exceptionally(err -> {
+            if (Zk.code(err) == Code.NONODE) {
+                throw WardenException.sessionNotFound(sessionId);
+            }
+            throw Zk.translate(err);
+        });
+        CompletableFuture<List<String>> queue = zk.childrenOrEmpty(lockPath);
+        return requests.thenCombine(queue, (uuids, children) -> {
+            Set<String> mine = new HashSet<>(uuids);
+            List<QueueEntry> candidates = new ArrayList<>();
+            for (QueueEntry e : LockQueue.of(children).entries()) {
+                if (e.id() != null && mine.contains(e.id())) {
+                    candidates.add(e);
+                }
+            }
+            return candidates;
+        }).thenCompose(candidates -> matchToken(lockPath, candidates, token, 0));
+    }
+
+    private CompletableFuture<QueueEntry> matchToken(String lockPath, List<QueueEntry> candidates, long token, int i) {
+        if (i >= candidates.size()) {
+            return CompletableFuture.completedFuture(null);
+        }
+        QueueEntry e = candidates.get(i);
+        return nodes.get(lockPath, e).thenCompose(info -> info != null && info.token() == token
+                ? CompletableFuture.completedFuture(e)
+                : matchToken(lockPath, candidates, token, i + 1));
+    }
+}
