@@ -70,6 +70,8 @@ public final class Gateway implements AutoCloseable {
     private volatile Clock.Cancellable adoptionTimer;
     private volatile Clock.Cancellable cellCountsTimer;
     private static final Duration CELL_COUNTS_INTERVAL = Duration.ofSeconds(30);
+    /** How long a gateway with a configured id may take, at start, to take back its earlier run's sessions. */
+    private static final Duration ADOPT_OWN_TIMEOUT = Duration.ofMinutes(2);
 
     private Gateway(WardenConfig config, Clock clock, SystemClock ownedClock) {
         this.config = config;
@@ -152,9 +154,13 @@ public final class Gateway implements AutoCloseable {
             if (!registration.waitForInitialCreate(waitMs, TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("could not register gateway " + gatewayId + " in ZooKeeper within " + waitMs + " ms");
             }
-            Integer own = sessions.adoptOwn().get(waitMs, TimeUnit.MILLISECONDS);
-            if (own > 0) {
-                log.info("gateway {} took back {} sessions/lock-delays of its earlier run with a fresh TTL", gatewayId, own);
+            if (config.gatewayId() != null) {
+                // Only a configured id can have an earlier run; this reads every session record of the cell, so it
+                // may take a while in a large cell (100,000 records: seconds), and the gateway serves only after it.
+                Integer own = sessions.adoptOwn().get(Math.max(waitMs, ADOPT_OWN_TIMEOUT.toMillis()), TimeUnit.MILLISECONDS);
+                if (own > 0) {
+                    log.info("gateway {} took back {} sessions/lock-delays of its earlier run with a fresh TTL", gatewayId, own);
+                }
             }
             leader.addListener(new LeaderLatchListener() {
                 @Override

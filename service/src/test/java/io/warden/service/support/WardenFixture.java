@@ -90,7 +90,12 @@ public final class WardenFixture implements AutoCloseable {
 
     /** Waits for a condition that real ZooKeeper I/O makes true, with a deadline (no sleeps as synchronisation). */
     public static void await(String what, BooleanSupplier condition) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        await(what, java.time.Duration.ofSeconds(20), condition);
+    }
+
+    /** The same, with a deadline of {@code limit}. */
+    public static void await(String what, java.time.Duration limit, BooleanSupplier condition) {
+        long deadline = System.nanoTime() + limit.toNanos();
         while (!condition.getAsBoolean()) {
             if (System.nanoTime() > deadline) {
                 throw new AssertionError("timed out waiting until " + what);
