@@ -102,7 +102,8 @@ final class Adoption {
 
     private int track(String id, SessionRecord mine, int version, SessionRecord before) {
         tracker.track(id, mine, version, tracker.boundNanos());
-        log.info("adopted session {} of client {} (tracked by gateway {}#{} before) with a fresh TTL of {} ms + B",
+        // One line per session at debug: a pass can adopt 100,000 (the gateway logs each pass's total at info).
+        log.debug("adopted session {} of client {} (tracked by gateway {}#{} before) with a fresh TTL of {} ms + B",
                 id, mine.clientId(), before.gateway(), before.incarnation(), mine.ttlMs());
         return 1;
     }
