@@ -126,11 +126,6 @@ final class Vouching {
         }
     }
 
-    /** The same ZooKeeper session id before and after a piece of work means its watches were not lost meanwhile. */
-    long zkSession() {
-        return zk.sessionId();
-    }
-
     /**
      * Completes when this gateway is fresh: at once when a recent sync came back, else after a sync sent now comes back.
      * Fails with UNAVAILABLE (and records a refusal) when it is not connected or the sync takes longer than B/4.
