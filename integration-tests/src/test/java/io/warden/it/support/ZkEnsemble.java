@@ -35,6 +35,8 @@ public final class ZkEnsemble implements AutoCloseable {
     private final int[] clientPorts;
     private final Path[] configs;
     private final List<String> jvmArgs;
+    /** {@code quorumLinks[i][j]}: the proxy server i uses to reach server j's quorum port; null without proxies. */
+    private final LinkProxy[][] quorumLinks;
     // Guarded by this.
     private final ChildProcess[] servers;
 
@@ -56,12 +58,20 @@ public final class ZkEnsemble implements AutoCloseable {
             quorumPorts[i] = LoopbackPorts.free();
             electionPorts[i] = LoopbackPorts.free();
         }
-        StringBuilder serverLines = new StringBuilder();
+        this.quorumLinks = options.proxiedQuorum ? new LinkProxy[size][size] : null;
         for (int i = 0; i < size; i++) {
-            serverLines.append("server.").append(i + 1).append('=').append(LoopbackPorts.HOST).append(':')
-                    .append(quorumPorts[i]).append(':').append(electionPorts[i]).append('\n');
-        }
-        for (int i = 0; i < size; i++) {
+            // Each server's view of the others: through a proxy of its own when asked for, so that one server's
+            // link to another (say a follower's to its leader) can be delayed or cut alone.
+            StringBuilder serverLines = new StringBuilder();
+            for (int j = 0; j < size; j++) {
+                int quorumPort = quorumPorts[j];
+                if (quorumLinks != null && i != j) {
+                    quorumLinks[i][j] = new LinkProxy("zk" + (i + 1) + "-to-zk" + (j + 1), quorumPorts[j]);
+                    quorumPort = quorumLinks[i][j].port();
+                }
+                serverLines.append("server.").append(j + 1).append('=').append(LoopbackPorts.HOST).append(':')
+                        .append(quorumPort).append(':').append(electionPorts[j]).append('\n');
+            }
             Path dir = dataRoot.resolve("zk" + (i + 1));
             try {
                 Files.createDirectories(dir);
@@ -95,11 +105,34 @@ public final class ZkEnsemble implements AutoCloseable {
         this.jvmArgs = List.copyOf(args);
     }
 
-    /** Tuning of the servers. */
-    public record Options(int tickTimeMs, boolean forceSync, List<String> jvmArgs) {
+    /**
+     * Tuning of the servers. With {@code proxiedQuorum} every server reaches every other's quorum port (the
+     * leader-follower link) through its own {@link LinkProxy}: see {@link #quorumLink(int, int)}.
+     */
+    public record Options(int tickTimeMs, boolean forceSync, List<String> jvmArgs, boolean proxiedQuorum) {
+        public Options(int tickTimeMs, boolean forceSync, List<String> jvmArgs) {
+            this(tickTimeMs, forceSync, jvmArgs, false);
+        }
+
         public static Options defaults() {
             return new Options(1000, true, List.of("-Xms64m", "-Xmx256m", "-XX:+UseSerialGC"));
         }
+
+        public Options withProxiedQuorum() {
+            return new Options(tickTimeMs, forceSync, jvmArgs, true);
+        }
+    }
+
+    /**
+     * The proxy on the link server {@code from} opens to server {@code to}'s quorum port: when {@code to} leads, the
+     * follower {@code from}'s whole replication stream (proposals, commits, sync replies) comes down it.
+     */
+    public LinkProxy quorumLink(int from, int to) {
+        if (quorumLinks == null || from == to) {
+            throw new IllegalStateException("no proxy from zk" + (from + 1) + " to zk" + (to + 1)
+                    + " (start with Options.withProxiedQuorum())");
+        }
+        return quorumLinks[from][to];
     }
 
     /** Starts {@code size} servers (does not wait for a quorum: see {@link #awaitQuorum(Duration)}). */
@@ -297,6 +330,11 @@ public final class ZkEnsemble implements AutoCloseable {
         for (int i = 0; i < size; i++) {
             if (servers[i] != null) {
                 servers[i].close();
+            }
+            for (int j = 0; quorumLinks != null && j < size; j++) {
+                if (quorumLinks[i][j] != null) {
+                    quorumLinks[i][j].close();
+                }
             }
         }
         deleteRecursively(dataRoot);

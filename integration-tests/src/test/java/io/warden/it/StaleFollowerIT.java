@@ -1,0 +1,98 @@
+package io.warden.it;
+
+import io.warden.it.support.GatewayProcess;
+import io.warden.it.support.JavaLauncher;
+import io.warden.it.support.LinkProxy;
+import io.warden.it.support.LoopbackPorts;
+import io.warden.it.support.WardenClient;
+import io.warden.it.support.ZkEnsemble;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Issue 9, finding 5: a grant is decided on state at least as new as the last deletion of that node anywhere.
+ *
+ * <p>A three-server ensemble whose followers reach the leader through {@link LinkProxy} proxies. Gateway A talks only to
+ * one follower; that follower's replication stream from the leader is delayed by 3 s (a follower lagging behind a slow
+ * disk or a congested link: it still answers reads, from old state). Gateway B talks to the leader. Session S (at its
+ * request limit, so a resend of its acquire makes no write of its own) holds {@code stale/one} through A; S releases it
+ * through B and another session takes it there. Then the resend of S's first acquire (same {@code request_id}) reaches A.
+ * A read on the lagging follower still shows S's node at the head of the queue: without a {@code sync} before the
+ * decision, A answers GRANTED, and two sessions hold one exclusive lock.
+ */
+@Timeout(value = 3, unit = TimeUnit.MINUTES)
+class StaleFollowerIT {
+    private static final String LOCK = "stale/one";
+
+    @Test
+    void aResentAcquireAtAGatewayOnALaggingFollower_isNotGrantedAfterAReleaseElsewhere() throws Exception {
+        JavaLauncher launcher = JavaLauncher.forRun("StaleFollowerIT");
+        try (ZkEnsemble zk = ZkEnsemble.start(launcher, 3, ZkEnsemble.Options.defaults().withProxiedQuorum())) {
+            zk.awaitQuorum(Duration.ofSeconds(60));
+            int leader = zk.leader().orElseThrow();
+            int lagging = (leader + 1) % 3;
+            // A 20 s ZooKeeper session timeout: vouching (B = 10 s) and the follower's own pings tolerate the 3 s lag.
+            try (GatewayProcess gwA = gateway(launcher, "gwA", zk.clientPort(lagging));
+                 GatewayProcess gwB = gateway(launcher, "gwB", zk.clientPort(leader))) {
+                gwA.awaitReady(Duration.ofSeconds(60));
+                gwB.awaitReady(Duration.ofSeconds(60));
+                WardenClient a = client(gwA);
+                WardenClient b = client(gwB);
+
+                WardenClient.Session s = a.openSession("stale-reader", 60_000);
+                WardenClient.Acquired first = a.acquire(s.id(), LOCK, "EXCLUSIVE", 10_000, "first", null);
+                assertThat(first.granted()).as("S's first acquire at A").isTrue();
+
+                WardenClient.Session other = b.openSession("other", 60_000);
+                LinkProxy replication = zk.quorumLink(lagging, leader);
+                replication.delayDownstream(Duration.ofSeconds(3));
+                try {
+                    assertThat(b.release(s.id(), LOCK, first.token()).released()).as("S releases through B").isTrue();
+                    WardenClient.Acquired taken = b.acquire(other.id(), LOCK, "EXCLUSIVE", 0, "taken", null);
+                    assertThat(taken.granted()).as("another session takes the lock through B").isTrue();
+
+                    // The resend of S's first acquire, answered by A while its follower is 3 s behind. Every call at A
+                    // is slow now (a read waits behind the session's pending writes and syncs, each 3 s): the calls
+                    // wait up to 10 s, as the first one did.
+                    WardenClient.ProblemException refused = null;
+                    try {
+                        WardenClient.Acquired again = a.acquire(s.id(), LOCK, "EXCLUSIVE", 10_000, "first", null);
+                        assertThat(again.status())
+                                .as("A's answer to the resend of S's released request (token %s) while session %s holds"
+                                        + " the lock with token %s", again.token(), other.id(), taken.token())
+                                .isNotEqualTo("GRANTED");
+                    } catch (WardenClient.ProblemException e) {
+                        refused = e;
+                    }
+                    assertThat(refused).as("the resend is refused").isNotNull();
+                    assertThat(refused.status()).isEqualTo(400);
+                    assertThat(refused.getMessage()).contains("request_id");
+                } finally {
+                    replication.heal();
+                }
+                var holders = b.lock(LOCK).path("holders");
+                assertThat(holders.size()).as("holders of %s: %s", LOCK, holders).isEqualTo(1);
+                assertThat(holders.path(0).path("session_id").asText()).isEqualTo(other.id());
+            }
+        }
+    }
+
+    private static GatewayProcess gateway(JavaLauncher launcher, String id, int zkClientPort) {
+        java.nio.file.Path logback = launcher.logbackConfig(id, "INFO",
+                Map.of("io.warden", "DEBUG", "org.apache.zookeeper", "WARN", "org.eclipse.jetty", "WARN"));
+        return GatewayProcess.start(launcher, id, LoopbackPorts.HOST + ":" + zkClientPort, 20_000,
+                List.of("-Xms64m", "-Xmx256m", "-Dlogback.configurationFile=" + logback),
+                List.of("--max-requests-per-session", "1"));
+    }
+
+    private static WardenClient client(GatewayProcess gateway) {
+        return new WardenClient(WardenClient.newHttpClient(), List.of(gateway.baseUri()), 0, Duration.ofSeconds(30));
+    }
+}
