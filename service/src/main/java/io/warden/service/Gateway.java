@@ -28,14 +28,18 @@ import org.apache.curator.retry.BoundedExponentialBackoffRetry;
 import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -276,22 +280,19 @@ public final class Gateway implements AutoCloseable {
         });
     }
 
-    /** Every 30 s: the cell-wide counts for /metrics (one walk of /locks and one read of /sessions). */
+    /**
+     * Every 30 s: the cell-wide counts for /metrics. Locks, holds and waiters come from the watch mirror, which has every
+     * queue node already (no ZooKeeper request; skipped while it rebuilds, the gauges keep their last values); sessions
+     * are the sum of the 256 shards' child counts (256 small {@code exists} reads, however many sessions). Before, every
+     * gateway walked all of /locks and listed every session id each time: at 200,000 locks, 200,000 reads every 30 s.
+     */
     private void refreshCellCounts() {
         if (stopped.get()) {
             return;
         }
         if (zk.connected()) {
-            lister.namespaces().thenCombine(zk.shardedChildren(CellPaths.SESSIONS), (spaces, ids) -> {
-                long locks = 0;
-                long holds = 0;
-                long waiters = 0;
-                for (var ns : spaces) {
-                    locks += ns.locks();
-                    holds += ns.holders();
-                    waiters += ns.waiters();
-                }
-                metrics.cell(locks, holds, waiters, ids.size());
+            watches.counts().thenCombine(sessionCount(), (counts, sessionCount) -> {
+                counts.ifPresent(c -> metrics.cell(c.locks(), c.holds(), c.waiters(), sessionCount));
                 return null;
             }).exceptionally(e -> {
                 log.debug("could not refresh the cell counts: {}", e.toString());
@@ -299,6 +300,16 @@ public final class Gateway implements AutoCloseable {
             });
         }
         cellCountsTimer = clock.schedule(CELL_COUNTS_INTERVAL, this::refreshCellCounts);
+    }
+
+    /** Open sessions in the cell: each shard's {@code numChildren} (a shard's children are session records only). */
+    private CompletableFuture<Long> sessionCount() {
+        List<CompletableFuture<Stat>> stats = new ArrayList<>();
+        for (String shard : CellPaths.shards()) {
+            stats.add(zk.exists(CellPaths.SESSIONS + "/" + shard));
+        }
+        return CompletableFuture.allOf(stats.toArray(CompletableFuture[]::new)).thenApply(v -> stats.stream()
+                .map(CompletableFuture::join).mapToLong(stat -> stat == null ? 0 : stat.getNumChildren()).sum());
     }
 
     private void adopt() {

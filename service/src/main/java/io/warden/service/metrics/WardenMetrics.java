@@ -24,7 +24,7 @@ import java.util.function.Supplier;
  *   <li>{@code warden_grants_total}, {@code warden_releases_total{result}}, {@code warden_sessions_tracked},
  *       {@code warden_sessions_expired_total}, {@code warden_keepalives_total{result}}</li>
  *   <li>{@code warden_cell_locks}, {@code warden_cell_holds}, {@code warden_cell_waiters}, {@code warden_cell_sessions} —
- *       cell-wide, refreshed every 30 s from ZooKeeper ({@code -1} before the first refresh)</li>
+ *       cell-wide, refreshed every 30 s: locks, holds and waiters from the watch mirror, sessions from the shards' child counts ({@code -1} before the first refresh)</li>
  *   <li>{@code warden_zk_connected}, {@code warden_zk_connection_state_total{state}},
  *       {@code warden_zk_operation_seconds{op,result}}</li>
  * </ul>

@@ -122,6 +122,21 @@ final class LockMirror {
         return views;
     }
 
+    /** Cell-wide: live locks (with at least one node), holds and waiting requests. O(locks) on the hub's thread. */
+    Counts counts() {
+        long holds = 0;
+        long nodes = 0;
+        for (MirroredLock l : locks.values()) {
+            holds += l.holderCount();
+            nodes += l.nodeCount();
+        }
+        return new Counts(locks.size(), holds, nodes - holds);
+    }
+
+    /** What {@link #counts()} returns. */
+    record Counts(long locks, long holds, long waiters) {
+    }
+
     int lockCount() {
         return locks.size();
     }

@@ -111,6 +111,15 @@ final class MirroredLock {
         return new LockView(name, holders.isEmpty() ? LockView.LockMode.FREE : q.mode(), holders, waiters, revision);
     }
 
+    /** How many of this lock's nodes hold it; the rest wait. */
+    int holderCount() {
+        return queue().holders().size();
+    }
+
+    int nodeCount() {
+        return nodes.size();
+    }
+
     private LockQueue queue() {
         return LockQueue.of(new ArrayList<>(nodes.keySet()));
     }

@@ -107,6 +107,30 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         return sub;
     }
 
+    /**
+     * The cell's live locks, holds and waiting requests as the mirror has them, or empty while it is being rebuilt
+     * (then it may lack changes). No ZooKeeper request: this is what {@code /metrics}' cell gauges read, instead of a
+     * walk of {@code /locks} every 30 s by every gateway (200,000 reads each at 200,000 locks).
+     */
+    public CompletableFuture<Optional<CellCounts>> counts() {
+        CompletableFuture<Optional<CellCounts>> result = new CompletableFuture<>();
+        if (!onHub(() -> {
+            if (!ready) {
+                result.complete(Optional.empty());
+                return;
+            }
+            LockMirror.Counts c = mirror.counts();
+            result.complete(Optional.of(new CellCounts(c.locks(), c.holds(), c.waiters())));
+        })) {
+            result.complete(Optional.empty());
+        }
+        return result;
+    }
+
+    /** Live locks, holds and waiting requests in the cell. */
+    public record CellCounts(long locks, long holds, long waiters) {
+    }
+
     /** Watches being served (for tests and metrics). */
     public int watchCount() {
         return watches.get();

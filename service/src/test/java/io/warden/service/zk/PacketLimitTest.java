@@ -77,6 +77,8 @@ class PacketLimitTest {
         fx.clock.advance(Duration.ofSeconds(30)); // the cell counts are refreshed every 30 s
         await("cell counts", () -> g.metrics().registry().find("warden.cell.sessions").gauge() != null
                 && g.metrics().registry().find("warden.cell.sessions").gauge().value() == SESSIONS + holders.size());
+        assertThat(g.metrics().registry().find("warden.cell.locks").gauge().value()).isEqualTo(LOCKS);
+        assertThat(g.metrics().registry().find("warden.cell.holds").gauge().value()).isEqualTo(LOCKS);
         assertThat(g.consoleBackend().snapshot().join().sessions()).hasSize(SESSIONS + holders.size());
         assertThat(g.warden().ready()).isTrue();
     }
