@@ -66,6 +66,8 @@ public final class Gateway implements AutoCloseable {
     private final HttpApi http;
     private final Warden warden;
     private final LockLister lister;
+    /** Written by adoption passes (Curator's and ZooKeeper's threads), read by the next; see {@link #adopt(boolean)}. */
+    private volatile CleanPass cleanPass;
     private final WardenMetrics metrics;
     private final WatchHub watches;
     private final ConsoleBridge console;
@@ -76,6 +78,8 @@ public final class Gateway implements AutoCloseable {
     private static final Duration CELL_COUNTS_INTERVAL = Duration.ofSeconds(30);
     /** How long a gateway with a configured id may take, at start, to take back its earlier run's sessions. */
     private static final Duration ADOPT_OWN_TIMEOUT = Duration.ofMinutes(2);
+    /** The periodic adoption pass reads every record at least this often even when no gateway came or went. */
+    static final Duration FULL_PASS_EVERY = Duration.ofMinutes(10);
 
     private Gateway(WardenConfig config, Clock clock, SystemClock ownedClock) {
         this.config = config;
@@ -161,7 +165,7 @@ public final class Gateway implements AutoCloseable {
             if (config.gatewayId() != null) {
                 // Only a configured id can have an earlier run; this reads every session record of the cell, so it
                 // may take a while in a large cell (100,000 records: seconds), and the gateway serves only after it.
-                Integer own = sessions.adoptOwn().get(Math.max(waitMs, ADOPT_OWN_TIMEOUT.toMillis()), TimeUnit.MILLISECONDS);
+                int own = sessions.adoptOwn().get(Math.max(waitMs, ADOPT_OWN_TIMEOUT.toMillis()), TimeUnit.MILLISECONDS).adopted();
                 if (own > 0) {
                     log.info("gateway {} took back {} sessions/lock-delays of its earlier run with a fresh TTL", gatewayId, own);
                 }
@@ -170,7 +174,8 @@ public final class Gateway implements AutoCloseable {
                 @Override
                 public void isLeader() {
                     log.info("gateway {} is the leader: it adopts the sessions of vanished gateways", gatewayId);
-                    adopt();
+                    cleanPass = null; // a new leader looks at everything once
+                    adopt(false);
                 }
 
                 @Override
@@ -252,7 +257,7 @@ public final class Gateway implements AutoCloseable {
         }
         Watcher w = event -> {
             if (event.getType() == Watcher.Event.EventType.NodeChildrenChanged) {
-                adopt();
+                adopt(false);
             }
             if (event.getType() != Watcher.Event.EventType.None) {
                 watchGateways();
@@ -269,13 +274,16 @@ public final class Gateway implements AutoCloseable {
         }
     }
 
-    /** A safety net beside the watch: the leader looks for orphans every ZooKeeper session timeout. */
+    /**
+     * A safety net beside the watch: every ZooKeeper session timeout the leader looks whether the set of gateways
+     * changed since its last clean pass (a watch event missed while disconnected). See {@link #adopt(boolean)}.
+     */
     private void scheduleAdoption() {
         if (stopped.get()) {
             return;
         }
         adoptionTimer = clock.schedule(config.zkSessionTimeout(), () -> {
-            adopt();
+            adopt(true);
             scheduleAdoption();
         });
     }
@@ -312,22 +320,53 @@ public final class Gateway implements AutoCloseable {
                 .map(CompletableFuture::join).mapToLong(stat -> stat == null ? 0 : stat.getNumChildren()).sum());
     }
 
-    private void adopt() {
-        if (stopped.get() || draining || !leader.hasLeadership()) {
+    /**
+     * One adoption pass if this gateway leads. A pass reads every session record this gateway does not track (100,000
+     * reads in a cell of 100,000 sessions), so the periodic one is skipped when it could find nothing new: the set of
+     * gateways is unchanged since the last pass that had no failure (the {@code cversion} of {@code /gateways} counts
+     * every registration and deregistration, a quick restart under the same id included) and that pass is younger
+     * than {@link #FULL_PASS_EVERY}. Orphans are made only by a gateway's registration vanishing, so that is exact;
+     * the rare full pass is for what nobody thought of.
+     */
+    private void adopt(boolean periodic) {
+        if (stopped.get() || draining || !leader.hasLeadership() || !zk.connected()) {
             return;
         }
-        sessions.adoptOrphans().whenComplete((n, e) -> {
-            if (e != null) {
-                log.debug("adoption pass failed: {}", e.toString());
-            } else if (n > 0) {
-                log.info("gateway {} adopted {} sessions/lock-delays of vanished gateways", gatewayId, n);
+        zk.childrenAndStat(CellPaths.GATEWAYS).thenCompose(gateways -> {
+            long membership = gateways.stat().getCversion();
+            CleanPass last = cleanPass;
+            if (periodic && last != null && last.membership == membership
+                    && clock.read() - last.atNanos < FULL_PASS_EVERY.toNanos()) {
+                return CompletableFuture.completedFuture(null);
             }
+            long startNanos = clock.read();
+            return sessions.adoptOrphans(java.util.Set.copyOf(gateways.children())).thenApply(tally -> {
+                if (tally.failed() == 0) {
+                    cleanPass = new CleanPass(membership, startNanos);
+                } else {
+                    cleanPass = null;
+                    log.warn("adoption pass: {} sessions/lock-delays could not be read or taken over; the next pass"
+                            + " (within {} ms) tries again", tally.failed(), config.zkSessionTimeout().toMillis());
+                }
+                if (tally.adopted() > 0) {
+                    log.info("gateway {} adopted {} sessions/lock-delays of vanished gateways", gatewayId, tally.adopted());
+                }
+                return tally;
+            });
+        }).exceptionally(e -> {
+            cleanPass = null;
+            log.debug("adoption pass failed: {}", e.toString());
+            return null;
         });
+    }
+
+    /** The last adoption pass with no failure: the {@code cversion} of /gateways it started from, and when. */
+    private record CleanPass(long membership, long atNanos) {
     }
 
     /** Runs one adoption pass now if this gateway leads (tests and operators). */
     public void adoptNow() {
-        adopt();
+        adopt(false);
     }
 
     private boolean ready() {

@@ -132,23 +132,54 @@ public final class LockLister {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return found(namespace).thenApply(all -> {
-            List<LockSummary> page = new ArrayList<>();
-            String next = null;
-            for (Found f : all) {
-                String relative = namespace == null ? f.name : f.name.substring(namespace.length() + 1);
-                if (prefix != null && !relative.startsWith(prefix) || after != null && f.name.compareTo(after) <= 0) {
-                    continue;
+        return zk.sync(CellPaths.LOCKS).thenCompose(v -> LockTree.names(zk, namespace)).thenCompose(all -> {
+            List<LockTree.Named> candidates = new ArrayList<>();
+            for (LockTree.Named n : all) {
+                String name = n.name().toString();
+                String relative = namespace == null ? name : name.substring(namespace.length() + 1);
+                if ((prefix == null || relative.startsWith(prefix)) && (after == null || name.compareTo(after) > 0)) {
+                    candidates.add(n);
                 }
-                if (page.size() == limit) {
-                    next = page.get(page.size() - 1).name();
-                    break;
-                }
-                page.add(new LockSummary(f.name, f.queue.mode(), f.queue.holders().size(), f.queue.waiters().size()));
             }
-            return new LockPage(page, next, 0);
+            candidates.sort(Comparator.comparing(n -> n.name().toString()));
+            return page(candidates, 0, limit, new ArrayList<>());
         }).exceptionally(err -> {
             throw Zk.translate(err);
+        });
+    }
+
+    /**
+     * Reads the queues of {@code candidates} (sorted by name) from {@code from} on, a batch at a time, until
+     * {@code limit} + 1 live locks are found or the candidates run out: a page costs about {@code limit} queue reads
+     * whatever the size of the namespace (before, every lock's queue was read for every page).
+     */
+    private CompletableFuture<LockPage> page(List<LockTree.Named> candidates, int from, int limit, List<LockSummary> live) {
+        if (live.size() > limit || from >= candidates.size()) {
+            String next = live.size() > limit ? live.get(limit - 1).name() : null;
+            return CompletableFuture.completedFuture(new LockPage(live.subList(0, Math.min(limit, live.size())), next, 0));
+        }
+        int to = Math.min(candidates.size(), from + limit + 1 - live.size());
+        List<CompletableFuture<LockSummary>> reads = new ArrayList<>(to - from);
+        for (LockTree.Named n : candidates.subList(from, to)) {
+            reads.add(zk.childrenAndStat(n.lockPath()).handle((cs, err) -> {
+                if (err != null) {
+                    if (Zk.code(err) == Code.NONODE) {
+                        return null; // reaped meanwhile
+                    }
+                    throw Zk.translate(err);
+                }
+                LockQueue q = LockQueue.of(cs.children());
+                return q.isEmpty() ? null
+                        : new LockSummary(n.name().toString(), q.mode(), q.holders().size(), q.waiters().size());
+            }));
+        }
+        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+            for (CompletableFuture<LockSummary> r : reads) {
+                if (r.join() != null) {
+                    live.add(r.join());
+                }
+            }
+            return page(candidates, to, limit, live);
         });
     }
 

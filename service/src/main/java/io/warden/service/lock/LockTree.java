@@ -55,6 +55,36 @@ public final class LockTree {
         }));
     }
 
+    /** A lock node found by {@link #names}: its name and path. */
+    public record Named(LockName name, String lockPath) {
+    }
+
+    /**
+     * Every lock node of {@code namespace} (all namespaces when null), by name only: one {@code getChildren} per
+     * namespace and per shard (4,096 per namespace), none per lock. A node found may be empty (a free lock ZooKeeper
+     * has not reaped yet).
+     */
+    public static CompletableFuture<List<Named>> names(Zk zk, String namespace) {
+        java.util.concurrent.ConcurrentLinkedQueue<Named> found = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        CompletableFuture<List<String>> spaces = namespace != null ? CompletableFuture.completedFuture(List.of(namespace))
+                : zk.childrenOrEmpty(CellPaths.LOCKS);
+        return spaces.thenCompose(nss -> all(nss, ns -> {
+            String nsPath = CellPaths.LOCKS + "/" + ns;
+            return children(zk, nsPath).thenCompose(shards -> all(shards, shard -> {
+                String shardPath = nsPath + "/" + shard;
+                return children(zk, shardPath).thenAccept(leaves -> {
+                    for (String leaf : leaves) {
+                        String lockPath = shardPath + "/" + leaf;
+                        LockName name = CellPaths.lockName(lockPath);
+                        if (name != null) {
+                            found.add(new Named(name, lockPath));
+                        }
+                    }
+                });
+            }));
+        })).thenApply(v -> new ArrayList<>(found));
+    }
+
     /** The children, or none when the node was reaped meanwhile. */
     private static CompletableFuture<List<String>> children(Zk zk, String path) {
         return zk.childrenOrEmpty(path);

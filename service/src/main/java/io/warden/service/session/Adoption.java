@@ -40,7 +40,7 @@ final class Adoption {
     }
 
     /** Adopts what names a gateway id that is not among {@code live} (the children of {@code /gateways}). */
-    CompletableFuture<Integer> orphansOf(Set<String> live) {
+    CompletableFuture<AdoptionTally> orphansOf(Set<String> live) {
         return adopt(gateway -> gateway == null || !live.contains(gateway));
     }
 
@@ -48,22 +48,53 @@ final class Adoption {
      * Takes back what an earlier incarnation of this gateway id owned: a gateway that restarts under the same id must
      * not leave its earlier run's sessions without a tracker (the leader sees that id alive and would not adopt them).
      */
-    CompletableFuture<Integer> ownEarlierRuns() {
+    CompletableFuture<AdoptionTally> ownEarlierRuns() {
         return adopt(owner.gatewayId()::equals);
     }
 
-    private CompletableFuture<Integer> adopt(Predicate<String> orphanedGateway) {
-        CompletableFuture<Integer> sessions = zk.shardedChildren(CellPaths.SESSIONS).thenCompose(ids -> {
-            List<CompletableFuture<Integer>> adopted = new ArrayList<>();
+    private CompletableFuture<AdoptionTally> adopt(Predicate<String> orphanedGateway) {
+        CompletableFuture<AdoptionTally> sessions = zk.shardedChildren(CellPaths.SESSIONS).thenCompose(ids -> {
+            List<String> untracked = new ArrayList<>(ids.size());
             for (String id : ids) {
                 if (!tracker.tracks(id)) {
-                    adopted.add(adoptSession(id, orphanedGateway));
+                    untracked.add(id);
                 }
             }
-            return CompletableFuture.allOf(adopted.toArray(CompletableFuture[]::new))
-                    .thenApply(v -> adopted.stream().mapToInt(CompletableFuture::join).sum());
+            return inChunks(untracked, id -> adoptSession(id, orphanedGateway));
         });
-        return sessions.thenCombine(lockDelays.adoptOrphans(r -> !owner.owns(r) && orphanedGateway.test(r.gateway())), Integer::sum);
+        return sessions.thenCombine(lockDelays.adoptOrphans(r -> !owner.owns(r) && orphanedGateway.test(r.gateway())), AdoptionTally::plus);
+    }
+
+    /** Per record: {@link #ADOPTED}, {@link #LEFT} (not an orphan, or gone) or {@link #FAILED}. */
+    static final int ADOPTED = 1;
+    static final int LEFT = 0;
+    static final int FAILED = -1;
+    /** Records read (and written) at once in a pass: a pass over 100,000 records never queues 100,000 requests. */
+    static final int CHUNK = 1000;
+
+    /** Runs {@code task} over {@code ids}, {@link #CHUNK} at a time, and tallies the outcomes. */
+    static CompletableFuture<AdoptionTally> inChunks(List<String> ids, java.util.function.Function<String, CompletableFuture<Integer>> task) {
+        CompletableFuture<AdoptionTally> pass = CompletableFuture.completedFuture(AdoptionTally.NONE);
+        for (int from = 0; from < ids.size(); from += CHUNK) {
+            List<String> chunk = ids.subList(from, Math.min(ids.size(), from + CHUNK));
+            pass = pass.thenCompose(sofar -> {
+                List<CompletableFuture<Integer>> outcomes = new ArrayList<>(chunk.size());
+                for (String id : chunk) {
+                    outcomes.add(task.apply(id));
+                }
+                return CompletableFuture.allOf(outcomes.toArray(CompletableFuture[]::new)).thenApply(v -> {
+                    int adopted = 0;
+                    int failed = 0;
+                    for (CompletableFuture<Integer> o : outcomes) {
+                        int outcome = o.join();
+                        adopted += outcome == ADOPTED ? 1 : 0;
+                        failed += outcome == FAILED ? 1 : 0;
+                    }
+                    return sofar.plus(new AdoptionTally(adopted, failed));
+                });
+            });
+        }
+        return pass;
     }
 
     private CompletableFuture<Integer> adoptSession(String id, Predicate<String> orphanedGateway) {
@@ -71,16 +102,16 @@ final class Adoption {
         return zk.data(path).thenCompose(ds -> {
             SessionRecord rec = Json.readOrNull(ds.data(), SessionRecord.class);
             if (rec == null) {
-                return CompletableFuture.completedFuture(0);
+                return CompletableFuture.completedFuture(LEFT);
             }
             if (owner.owns(rec)) {
                 // Ours already: a session being opened here right now, or an adoption whose reply was lost. Tracking it
                 // again is harmless (the deadline only moves later) and leaves no session without a tracker.
                 tracker.track(id, rec, ds.stat().getVersion(), tracker.boundNanos());
-                return CompletableFuture.completedFuture(0);
+                return CompletableFuture.completedFuture(LEFT);
             }
             if (!orphanedGateway.test(rec.gateway())) {
-                return CompletableFuture.completedFuture(0);
+                return CompletableFuture.completedFuture(LEFT);
             }
             // Compare-and-set against the version just read: if the record changed meanwhile (a keepalive took the
             // session over elsewhere), it is not an orphan any more and this pass leaves it.
@@ -91,12 +122,15 @@ final class Adoption {
                 }
                 return zk.data(path).thenApply(again -> {
                     SessionRecord now = Json.readOrNull(again.data(), SessionRecord.class);
-                    return owner.owns(now) ? track(id, now, again.stat().getVersion(), rec) : 0;
+                    return owner.owns(now) ? track(id, now, again.stat().getVersion(), rec) : LEFT;
                 });
             }).thenCompose(f -> f);
         }).exceptionally(e -> {
+            if (Zk.code(e) == org.apache.zookeeper.KeeperException.Code.NONODE) {
+                return LEFT; // the session ended meanwhile
+            }
             log.debug("could not adopt session {}: {}", id, Zk.unwrap(e).toString());
-            return 0;
+            return FAILED;
         });
     }
 
@@ -105,6 +139,6 @@ final class Adoption {
         // One line per session at debug: a pass can adopt 100,000 (the gateway logs each pass's total at info).
         log.debug("adopted session {} of client {} (tracked by gateway {}#{} before) with a fresh TTL of {} ms + B",
                 id, mine.clientId(), before.gateway(), before.incarnation(), mine.ttlMs());
-        return 1;
+        return ADOPTED;
     }
 }

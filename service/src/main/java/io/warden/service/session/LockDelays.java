@@ -90,44 +90,49 @@ final class LockDelays {
      * reply was lost (Curator sends it again and gets BADVERSION) is followed by a read, and a record that names this
      * gateway run is finished here whoever wrote it (adoptions are rare: one read each is cheap).
      */
-    CompletableFuture<Integer> adoptOrphans(Predicate<LockDelayRecord> orphaned) {
+    CompletableFuture<AdoptionTally> adoptOrphans(Predicate<LockDelayRecord> orphaned) {
         return zk.shardedChildren(CellPaths.LOCK_DELAY).thenCompose(ids -> {
-            List<CompletableFuture<Integer>> adopted = new ArrayList<>();
+            List<String> others = new ArrayList<>(ids.size());
             for (String id : ids) {
-                if (mine.contains(id)) {
-                    continue;
+                if (!mine.contains(id)) {
+                    others.add(id);
                 }
-                String path = CellPaths.lockDelay(id);
-                adopted.add(zk.data(path).thenCompose(ds -> {
-                    LockDelayRecord rec = Json.readOrNull(ds.data(), LockDelayRecord.class);
-                    if (owner.owns(rec)) {
-                        schedule(id, rec.delayMs()); // ours already (an earlier pass whose reply was lost)
-                        return CompletableFuture.completedFuture(1);
-                    }
-                    if (rec == null || !orphaned.test(rec)) {
-                        return CompletableFuture.completedFuture(0);
-                    }
-                    return zk.setData(path, Json.write(rec.withOwner(owner)), ds.stat().getVersion()).handle((s, err) -> {
-                        if (err == null) {
-                            schedule(id, rec.delayMs());
-                            return CompletableFuture.completedFuture(1);
-                        }
-                        return zk.data(path).thenApply(again -> {
-                            LockDelayRecord now = Json.readOrNull(again.data(), LockDelayRecord.class);
-                            if (owner.owns(now)) {
-                                schedule(id, now.delayMs());
-                                return 1;
-                            }
-                            return 0;
-                        });
-                    }).thenCompose(f -> f);
-                }).exceptionally(e -> {
-                    log.debug("could not adopt the lock-delay of session {}: {}", id, Zk.unwrap(e).toString());
-                    return 0;
-                }));
             }
-            return CompletableFuture.allOf(adopted.toArray(CompletableFuture[]::new))
-                    .thenApply(v -> adopted.stream().mapToInt(CompletableFuture::join).sum());
+            return Adoption.inChunks(others, id -> adoptOne(id, orphaned));
+        });
+    }
+
+    private CompletableFuture<Integer> adoptOne(String id, Predicate<LockDelayRecord> orphaned) {
+        String path = CellPaths.lockDelay(id);
+        return zk.data(path).thenCompose(ds -> {
+            LockDelayRecord rec = Json.readOrNull(ds.data(), LockDelayRecord.class);
+            if (owner.owns(rec)) {
+                schedule(id, rec.delayMs()); // ours already (an earlier pass whose reply was lost)
+                return CompletableFuture.completedFuture(Adoption.ADOPTED);
+            }
+            if (rec == null || !orphaned.test(rec)) {
+                return CompletableFuture.completedFuture(Adoption.LEFT);
+            }
+            return zk.setData(path, Json.write(rec.withOwner(owner)), ds.stat().getVersion()).handle((s, err) -> {
+                if (err == null) {
+                    schedule(id, rec.delayMs());
+                    return CompletableFuture.completedFuture(Adoption.ADOPTED);
+                }
+                return zk.data(path).thenApply(again -> {
+                    LockDelayRecord now = Json.readOrNull(again.data(), LockDelayRecord.class);
+                    if (owner.owns(now)) {
+                        schedule(id, now.delayMs());
+                        return Adoption.ADOPTED;
+                    }
+                    return Adoption.LEFT;
+                });
+            }).thenCompose(f -> f);
+        }).exceptionally(e -> {
+            if (Zk.code(e) == org.apache.zookeeper.KeeperException.Code.NONODE) {
+                return Adoption.LEFT; // the delay ended meanwhile
+            }
+            log.debug("could not adopt the lock-delay of session {}: {}", id, Zk.unwrap(e).toString());
+            return Adoption.FAILED;
         });
     }
 }

@@ -394,18 +394,19 @@ public final class SessionManager {
     // ------------------------------------------------------------------ adoption
 
     /**
-     * Adopts the sessions and lock-delays of gateways that are gone: each gets TTL + B here. Called by the elected
-     * leader when the set of gateways changes, and periodically.
+     * Adopts the sessions and lock-delays whose gateway is not among {@code liveGateways} (the children of
+     * {@code /gateways}, read just before): each gets TTL + B here. Called by the elected leader when the set of
+     * gateways changes, and periodically. Records are read {@code Adoption.CHUNK} at a time.
      */
-    public CompletableFuture<Integer> adoptOrphans() {
+    public CompletableFuture<AdoptionTally> adoptOrphans(Set<String> liveGateways) {
         if (!zk.connected()) {
-            return CompletableFuture.completedFuture(0);
+            return CompletableFuture.completedFuture(new AdoptionTally(0, 1));
         }
-        return zk.children(CellPaths.GATEWAYS).thenCompose(live -> adoption.orphansOf(Set.copyOf(live)));
+        return adoption.orphansOf(Set.copyOf(liveGateways));
     }
 
     /** Tracks, with TTL + B, every session and lock-delay of an earlier run of this gateway id. */
-    public CompletableFuture<Integer> adoptOwn() {
+    public CompletableFuture<AdoptionTally> adoptOwn() {
         return adoption.ownEarlierRuns();
     }
 

@@ -10,12 +10,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
-import java.io.IOException;
-import java.net.Socket;
-import java.nio.charset.StandardCharsets;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-
 import static io.warden.service.support.WardenFixture.exclusive;
 import static io.warden.service.support.WardenFixture.join;
 import static io.warden.service.support.WardenFixture.session;
@@ -52,12 +46,12 @@ class RequestBudgetTest {
         for (int i = 0; i < 100; i++) { // steady state: the lock node exists, caches are warm, pruning has begun
             pair(s, name);
         }
-        long before = packetsReceived();
+        long before = fx.packetsReceived();
         for (int i = 0; i < PAIRS; i++) {
             pair(s, name);
         }
         Thread.sleep(500); // the watch mirror's reads (if any) are asynchronous: let them land in the count
-        double perPair = (packetsReceived() - before) / (double) PAIRS;
+        double perPair = (fx.packetsReceived() - before) / (double) PAIRS;
         System.out.printf("ZooKeeper requests per uncontended acquire+release pair: %.2f%n", perPair);
         assertThat(perPair).as("ZooKeeper requests per pair").isLessThanOrEqualTo(3.1);
     }
@@ -66,15 +60,5 @@ class RequestBudgetTest {
         AcquireResult r = join(w.acquire(exclusive(s, name.toString(), 0)));
         assertThat(r.status()).isEqualTo(Status.GRANTED);
         assertThat(w.release(s, name, r.token()).join()).isTrue();
-    }
-
-    private long packetsReceived() throws IOException {
-        try (Socket socket = new Socket("127.0.0.1", fx.server.getPort())) {
-            socket.getOutputStream().write("mntr".getBytes(StandardCharsets.US_ASCII));
-            String out = new String(socket.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
-            Matcher m = Pattern.compile("zk_packets_received\\s+(\\d+)").matcher(out);
-            assertThat(m.find()).as("mntr output: %s", out).isTrue();
-            return Long.parseLong(m.group(1));
-        }
     }
 }

@@ -60,6 +60,22 @@ public final class WardenFixture implements AutoCloseable {
         return g;
     }
 
+    /**
+     * Requests the ZooKeeper server has received so far ({@code mntr}'s {@code zk_packets_received}): request budgets
+     * are counted by the server itself, a deterministic figure, not a timing.
+     */
+    public long packetsReceived() throws java.io.IOException {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
+            socket.getOutputStream().write("mntr".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String out = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("zk_packets_received\\s+(\\d+)").matcher(out);
+            if (!m.find()) {
+                throw new IllegalStateException("no zk_packets_received in mntr's output: " + out);
+            }
+            return Long.parseLong(m.group(1));
+        }
+    }
+
     /** Opens a session and returns its id. */
     public static String session(Warden w, String client, long ttlMs) {
         return w.openSession(client, ttlMs, 0).join().sessionId();

@@ -71,6 +71,13 @@ class PacketLimitTest {
         assertThat(page.locks()).hasSize(1000);
         assertThat(page.nextAfter()).isNotNull();
         assertThat(g.warden().locks("big", null, 1000, page.nextAfter()).join().locks()).hasSize(LOCKS - 1000);
+        // A page reads the namespace's shards (names only) and about one queue per lock it shows, not every queue.
+        int shards = fx.curator.getChildren().forPath(CellPaths.LOCKS + "/big").size();
+        long before = fx.packetsReceived();
+        assertThat(g.warden().locks("big", null, 10, null).join().locks()).hasSize(10);
+        long used = fx.packetsReceived() - before;
+        System.out.printf("a page of 10 among %d locks in %d shards: %d requests%n", LOCKS, shards, used);
+        assertThat(used).as("requests for a page of 10 among %d locks in %d shards", LOCKS, shards).isLessThan(shards + 100);
         List<NamespaceStats> spaces = g.warden().namespaces().join();
         assertThat(spaces).singleElement().satisfies(ns -> assertThat(ns.locks()).isEqualTo(LOCKS));
 
