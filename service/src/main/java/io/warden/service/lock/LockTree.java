@@ -8,6 +8,7 @@ import org.apache.zookeeper.KeeperException.Code;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentLinkedQueue;
 
 /**
  * The walk of {@code /locks} ({@code /locks/{namespace}/{shard}/{leaf}}, see {@link CellPaths#lock}), written once for
@@ -29,30 +30,15 @@ public final class LockTree {
 
     /** Walks every lock of {@code namespace}, or of every namespace when it is null. */
     public static CompletableFuture<Void> walk(Zk zk, String namespace, Visitor visitor) {
-        CompletableFuture<List<String>> spaces = namespace != null ? CompletableFuture.completedFuture(List.of(namespace))
-                : zk.childrenOrEmpty(CellPaths.LOCKS);
-        return spaces.thenCompose(nss -> all(nss, ns -> {
-            String nsPath = CellPaths.LOCKS + "/" + ns;
-            return children(zk, nsPath).thenCompose(shards -> all(shards, shard -> {
-                String shardPath = nsPath + "/" + shard;
-                return children(zk, shardPath).thenCompose(leaves -> all(leaves, leaf -> {
-                    String lockPath = shardPath + "/" + leaf;
-                    LockName name = CellPaths.lockName(lockPath);
-                    if (name == null) {
-                        return CompletableFuture.completedFuture(null);
-                    }
-                    return zk.childrenAndStat(lockPath).handle((cs, err) -> {
-                        if (err != null) {
-                            if (Zk.code(err) == Code.NONODE) {
-                                return CompletableFuture.completedFuture(null); // reaped meanwhile
-                            }
-                            throw Zk.translate(err);
-                        }
-                        return visitor.visit(name, lockPath, cs);
-                    }).thenCompose(f -> f);
-                }));
-            }));
-        }));
+        return lockNodes(zk, namespace, (name, lockPath) -> zk.childrenAndStat(lockPath).handle((cs, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    return CompletableFuture.completedFuture(null); // reaped meanwhile
+                }
+                throw Zk.translate(err);
+            }
+            return visitor.visit(name, lockPath, cs);
+        }).thenCompose(f -> f));
     }
 
     /** A lock node found by {@link #names}: its name and path. */
@@ -65,24 +51,32 @@ public final class LockTree {
      * has not reaped yet).
      */
     public static CompletableFuture<List<Named>> names(Zk zk, String namespace) {
-        java.util.concurrent.ConcurrentLinkedQueue<Named> found = new java.util.concurrent.ConcurrentLinkedQueue<>();
+        ConcurrentLinkedQueue<Named> found = new ConcurrentLinkedQueue<>();
+        return lockNodes(zk, namespace, (name, lockPath) -> {
+            found.add(new Named(name, lockPath));
+            return CompletableFuture.completedFuture(null);
+        }).thenApply(v -> new ArrayList<>(found));
+    }
+
+    private interface NodeStep {
+        CompletableFuture<?> apply(LockName name, String lockPath);
+    }
+
+    /** Lists namespaces, shards and leaves, and calls {@code step} for each leaf where a lock of its name would be. */
+    private static CompletableFuture<Void> lockNodes(Zk zk, String namespace, NodeStep step) {
         CompletableFuture<List<String>> spaces = namespace != null ? CompletableFuture.completedFuture(List.of(namespace))
                 : zk.childrenOrEmpty(CellPaths.LOCKS);
         return spaces.thenCompose(nss -> all(nss, ns -> {
             String nsPath = CellPaths.LOCKS + "/" + ns;
             return children(zk, nsPath).thenCompose(shards -> all(shards, shard -> {
                 String shardPath = nsPath + "/" + shard;
-                return children(zk, shardPath).thenAccept(leaves -> {
-                    for (String leaf : leaves) {
-                        String lockPath = shardPath + "/" + leaf;
-                        LockName name = CellPaths.lockName(lockPath);
-                        if (name != null) {
-                            found.add(new Named(name, lockPath));
-                        }
-                    }
-                });
+                return children(zk, shardPath).thenCompose(leaves -> all(leaves, leaf -> {
+                    String lockPath = shardPath + "/" + leaf;
+                    LockName name = CellPaths.lockName(lockPath);
+                    return name == null ? CompletableFuture.completedFuture(null) : step.apply(name, lockPath);
+                }));
             }));
-        })).thenApply(v -> new ArrayList<>(found));
+        }));
     }
 
     /** The children, or none when the node was reaped meanwhile. */

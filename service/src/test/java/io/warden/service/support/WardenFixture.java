@@ -45,6 +45,18 @@ public final class WardenFixture implements AutoCloseable {
         curator.blockUntilConnected(10, TimeUnit.SECONDS);
     }
 
+    /**
+     * A fixture for a field a test class declares as {@code @AutoClose private final WardenFixture fx =
+     * WardenFixture.create();} (JUnit makes one per test and closes it after), with no set-up and tear-down methods.
+     */
+    public static WardenFixture create() {
+        try {
+            return new WardenFixture();
+        } catch (Exception e) {
+            throw new IllegalStateException("could not start the test's ZooKeeper", e);
+        }
+    }
+
     public WardenConfig config() {
         return WardenConfig.defaults().withZkConnect(server.getConnectString()).withHttpPort(0)
                 .withZkSessionTimeout(Duration.ofSeconds(4));
