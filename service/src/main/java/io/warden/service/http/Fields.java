@@ -83,8 +83,8 @@ final class Fields {
         try {
             value = Long.parseLong(text);
         } catch (NumberFormatException e) {
-            String range = max == Long.MAX_VALUE ? "at least " + min : "between " + min + " and " + max;
-            throw WardenException.invalid(field, "must be " + range + ", got " + abbreviate(text));
+            // Past the range of a long either way (issue 10, finding 17: this said "must be at least 0" for a huge number).
+            throw WardenException.invalid(field, "must be between " + min + " and " + max + ", got " + abbreviate(text));
         }
         return checkRange(field, value, min, max);
     }

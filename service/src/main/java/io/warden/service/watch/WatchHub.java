@@ -147,7 +147,9 @@ public final class WatchHub implements WatchSource, AutoCloseable {
             return;
         }
         if (sub.since != null) {
-            Optional<List<WatchEvent>> missed = history.after(sub.since, sub.filter);
+            // A revision past this gateway's (after a ZooKeeper restore, on a new ensemble) is answered like a
+            // revision older than the history: with the current state (issue 10, finding 17).
+            Optional<List<WatchEvent>> missed = sub.since > revision ? Optional.empty() : history.after(sub.since, sub.filter);
             if (missed.isPresent()) {
                 sub.after = sub.since; // events at or before it come no more (another gateway may have been ahead)
                 if (!missed.get().isEmpty() && !sub.sink.events(missed.get())) {

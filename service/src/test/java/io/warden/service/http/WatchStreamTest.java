@@ -270,6 +270,64 @@ class WatchStreamTest {
         }
     }
 
+    /**
+     * Issue 10, finding 17: a {@code since_revision} past every revision this gateway has (after a ZooKeeper restore, or
+     * on a new ensemble, every saved revision is in the future) was accepted silently and the stream sent nothing at
+     * all. It is answered with a RESYNC of the current state, and live events follow.
+     */
+    @Test
+    void sinceRevisionInTheFuture_isAnsweredWithAResync_thenLiveEvents() {
+        String name = fresh("future");
+        String sid = openSession("future", 60_000);
+        long token = acquire(sid, name).get("token").asLong();
+        long future = token + 1_000_000_000L;
+        for (Map<String, String> how : List.of(Map.<String, String>of(), Map.of("Last-Event-ID", Long.toString(future)))) {
+            String query = how.isEmpty() ? "?name=" + name + "&since_revision=" + future : "?name=" + name;
+            try (SseTestClient sse = SseTestClient.open(gateway.httpPort(), query, how)) {
+                assertThat(sse.status()).isEqualTo(200);
+                SseTestClient.Event resync = sse.next();
+                assertThat(resync.type()).as(resync.toString()).isEqualTo("RESYNC");
+                assertThat(resync.revision()).isGreaterThanOrEqualTo(token).isLessThan(future);
+                assertThat(resync.id()).isEqualTo(Long.toString(resync.revision()));
+                JsonNode lock = resync.data().get("locks").get(0);
+                assertThat(lock.get("holders").get(0).get("token").asLong()).isEqualTo(token);
+                if (!how.isEmpty()) {
+                    release(sid, name, token);
+                    token = acquire(sid, name).get("token").asLong();
+                    List<SseTestClient.Event> live = sse.next(3);
+                    assertEvent(live.get(0), "RELEASED", name, sid);
+                    assertEvent(live.get(1), "QUEUED", name, sid);
+                    assertEvent(live.get(2), "GRANTED", name, sid);
+                    assertThat(live.get(0).revision()).isGreaterThan(resync.revision());
+                }
+            }
+        }
+    }
+
+    /**
+     * Issue 10, finding 17: a number too large for a revision was reported as "must be at least 0". The 400 names the
+     * field and its range.
+     */
+    @Test
+    void tooLargeSinceRevision_isA400NamingTheFieldAndItsRange() {
+        String huge = "99999999999999999999";
+        HttpTestClient.Reply r = http.get("/v1/watch?name=ns/a&since_revision=" + huge);
+        assertThat(r.status()).as(r.toString()).isEqualTo(400);
+        assertThat(r.json().get("field").asText()).isEqualTo("since_revision");
+        assertThat(r.json().get("detail").asText()).as(r.toString())
+                .doesNotContain("at least")
+                .contains("between 0 and " + Long.MAX_VALUE).contains(huge);
+        try (SseTestClient sse = SseTestClient.open(gateway.httpPort(), "?name=ns/a", Map.of("Last-Event-ID", huge))) {
+            assertThat(sse.status()).isEqualTo(400);
+            JsonNode problem = sse.next().data();
+            assertThat(problem.get("field").asText()).isEqualTo("Last-Event-ID");
+            assertThat(problem.get("detail").asText()).doesNotContain("at least").contains("between 0 and " + Long.MAX_VALUE);
+        }
+        HttpTestClient.Reply negative = http.get("/v1/watch?name=ns/a&since_revision=-99999999999999999999");
+        assertThat(negative.status()).isEqualTo(400);
+        assertThat(negative.json().get("detail").asText()).contains("between 0 and " + Long.MAX_VALUE);
+    }
+
     @Test
     void badQueries_areProblemDocumentsNamingTheField() {
         assertBad("", "name");
