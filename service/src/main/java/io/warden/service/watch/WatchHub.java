@@ -229,7 +229,11 @@ public final class WatchHub implements WatchSource, AutoCloseable {
             return;
         }
         heartbeatTimer = clock.schedule(HEARTBEAT, () -> {
-            onHub(() -> live.forEach(s -> s.sink.heartbeat()));
+            onHub(() -> {
+                live.forEach(s -> s.sink.heartbeat());
+                // Parked watches too (issue 10, finding 16): during an outage only a write tells a dead client's slot.
+                parked.forEach(s -> s.sink.heartbeat());
+            });
             scheduleHeartbeat();
         });
     }

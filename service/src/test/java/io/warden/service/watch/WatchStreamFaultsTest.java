@@ -263,6 +263,46 @@ class WatchStreamFaultsTest {
         }
     }
 
+    // ------------------------------------------------------------------ (e) watches opened during an outage
+
+    /**
+     * Issue 10, finding 16: watches opened while the gateway had no ZooKeeper (parked until the mirror is rebuilt) were
+     * never sent a heartbeat, so a client that went away kept its slot until the rebuild (300 of them after 22 s; during
+     * a long outage retries could use up all 10,000). Parked watches get heartbeats too: the write to a dead client
+     * fails and its slot is freed while ZooKeeper is still away.
+     */
+    @Test
+    void watchesParkedDuringAnOutage_areHeartbeated_soDeadClientsFreeTheirSlots() throws Exception {
+        try (PartitionProxy proxy = new PartitionProxy(fx.server.getPort())) {
+            Gateway gw = fx.gateway(fx.config().withZkConnect(proxy.connectString()));
+            try {
+                int others = gw.watches().watchCount();
+                proxy.partition();
+                WardenFixture.await("the gateway saw the disconnection", () -> !gw.warden().ready());
+                List<StalledWatch> dead = new ArrayList<>();
+                for (int i = 0; i < 20; i++) {
+                    dead.add(StalledWatch.open(gw.httpPort(), "/v1/watch?prefix=parked&since_revision=0"));
+                }
+                WardenFixture.await("the parked watches are counted", () -> gw.watches().watchCount() == others + 20);
+                for (StalledWatch w : dead) {
+                    w.close(); // the clients go away; only a write can tell the gateway
+                }
+                for (int beat = 0; beat < 4 && gw.watches().watchCount() > others; beat++) {
+                    fx.clock.advance(WatchHub.HEARTBEAT);
+                    long until = System.nanoTime() + 2_000_000_000L;
+                    while (System.nanoTime() < until && gw.watches().watchCount() > others) {
+                        Thread.sleep(20);
+                    }
+                }
+                assertThat(gw.watches().watchCount()).as("slots of dead clients, ZooKeeper still away").isEqualTo(others);
+                assertThat(gw.warden().ready()).as("still partitioned").isFalse();
+            } finally {
+                proxy.heal();
+                gw.close();
+            }
+        }
+    }
+
     // ------------------------------------------------------------------ events through ZooKeeper
 
     private static String namespace(String base) {
