@@ -135,9 +135,10 @@ final class Replies {
     // --- watches ------------------------------------------------------------------------------------------
 
     /** One event of {@code GET /v1/watch}; {@code session_id} is absent for a queue node that is not Warden's. */
-    record WatchEventReply(long revision, WatchEvent.Type type, String name, String sessionId, Mode mode, long token) {
+    record WatchEventReply(long revision, WatchEvent.Type type, String name, String sessionId, String clientId, Mode mode,
+                           long token) {
         static WatchEventReply of(WatchEvent e) {
-            return new WatchEventReply(e.revision(), e.type(), e.name(), e.sessionId(), e.mode(), e.token());
+            return new WatchEventReply(e.revision(), e.type(), e.name(), e.sessionId(), e.clientId(), e.mode(), e.token());
         }
     }
 

@@ -133,11 +133,19 @@ public final class LockEngine {
         byte[] nodeData = Json.write(new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode()));
         List<CuratorOp> ops;
         try {
-            ops = List.of(
-                    zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(requestPath, requestData),
-                    zk.ops().setData().withVersion(0).forPath(requestPath, requestData),
-                    zk.ops().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
-                            .forPath(lockPath + "/" + QueueEntry.prefix(uuid, req.mode()), nodeData));
+            List<CuratorOp> list = new java.util.ArrayList<>(5);
+            list.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(requestPath, requestData));
+            list.add(zk.ops().setData().withVersion(0).forPath(requestPath, requestData));
+            list.add(zk.ops().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
+                    .forPath(lockPath + "/" + QueueEntry.prefix(uuid, req.mode()), nodeData));
+            if (p.clientId() != null) {
+                // Made and removed in this transaction: its notification tells the watch mirrors the client id without
+                // a read (issue 10, finding 13; CellPaths.clientIdNote). Last, so the results above keep their places.
+                String note = requestPath + "/" + CellPaths.clientIdNote(p.clientId());
+                list.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(note, new byte[0]));
+                list.add(zk.ops().delete().forPath(note));
+            }
+            ops = list;
         } catch (Exception e) {
             return CompletableFuture.failedFuture(e);
         }

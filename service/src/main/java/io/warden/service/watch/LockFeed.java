@@ -2,7 +2,6 @@ package io.warden.service.watch;
 
 import io.warden.service.api.LockName;
 import io.warden.service.lock.QueueEntry;
-import io.warden.service.lock.QueueNodeData;
 import io.warden.service.time.Clock;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
@@ -22,60 +21,80 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Feeds the {@link LockMirror} from ZooKeeper: one persistent recursive watch each on {@code /locks},
- * {@code /expired}, {@code /lockdelay} and {@code /sessions}, set on ZooKeeper's own handle (Curator's watcher wrapper
- * drops the events' zxids), whose notifications are applied in zxid order.
+ * Feeds the {@link LockMirror} from ZooKeeper: one persistent recursive watch each on {@code /locks}, {@code /expired},
+ * {@code /lockdelay} and {@code /sessions}, set on ZooKeeper's own handle (Curator's watcher wrapper drops the events'
+ * zxids), whose notifications are gathered into whole transactions ({@link Transaction}) and applied in zxid order.
  *
- * <p>No read per acquire: an acquire's {@code multi} creates the request record {@code /sessions/{sh}/{sid}/{uuid}}
- * before the queue node {@code _c_{uuid}-...}, so the record's notification names the node's session; the client id
- * is read once per session. Only a queue node with no such record (a plain Curator client's) is read.
+ * <p><b>One transaction at a time</b> (issue 10, findings 10 and 11). ZooKeeper sends a transaction's notifications one
+ * by one; a {@code multi} that closes a session with 1,000 holds is 1,000 of them. They are gathered, and the mirror
+ * changes and the hub publishes only when the transaction is complete, so a watch never starts (nor gets a RESYNC) in
+ * the middle of one, and every stream gets a transaction's events together. A transaction is complete when a
+ * notification of a later zxid arrives (ZooKeeper delivers them in zxid order), or when a reply to a request this
+ * gateway sent after the transaction's first notification arrives: the server applies a transaction (and queues all of
+ * its notifications to this connection) before it serves a read that arrived later, and the client hands replies and
+ * notifications to the event thread in the order they came. So when a transaction has been the newest for
+ * {@link #FLUSH_DELAY} (no later one came), the feed sends a probe, an {@code exists} of {@code /locks}, and its reply
+ * completes the transaction. A busy cell needs no probes (each transaction is completed by the next); a quiet one costs
+ * at most one read per {@code FLUSH_DELAY} per gateway. The probe's timing only decides when a complete transaction is
+ * published, never what it contains.
  *
- * <p>Order: notifications arrive in zxid order on ZooKeeper's event thread. Each becomes a step in one chain of
- * futures: a step that needs a read waits for it (reads start at once and run in parallel; the steps still apply one
- * after the other, in arrival order, on the hub's thread).
+ * <p><b>No reads</b> (finding 13): a transaction's events depend on its notifications' paths and zxid only (see
+ * {@link Transaction}), never on a read at notification time, so every gateway publishes the same events for the same
+ * revisions. A queue node created without a request record in its transaction (a plain Curator client's) has no
+ * session.
  *
- * <p>Rebuilds: at start and after every reconnection (events while disconnected are lost; after a ZooKeeper session
- * loss the handle and its watches are new) the feed sets the watches again, reads everything ({@link MirrorLoader}),
- * replaces the mirror and then writes a barrier: the data of {@code /locks}. Once the notification of that write has
- * been applied, the mirror is exact as of the last zxid applied: the hub is {@link WatchHub#ready ready}. Between the
- * read and the barrier, changes update the mirror silently.
+ * <p><b>Bounded hand-off</b> (finding 15). ZooKeeper's event thread hands the relevant notifications to the hub's thread
+ * and never blocks; at most {@code maxPending} wait there. Past that the hub has fallen behind: further notifications are
+ * dropped (so memory does not grow) and, once the hub reaches the point where it fell behind, it rebuilds the mirror
+ * from a full read and every watch gets a RESYNC, as after a disconnection.
  *
- * <p>Disconnections: publishing stops at the disconnection itself, not at the rebuild. After a short disconnection
- * the ZooKeeper client sets the persistent watches again by itself but does not replay the notifications of the gap,
- * so notifications that arrive after the reconnection and before the rebuild's read would make events from a mirror
- * that lacks the gap's changes, with revisions past them: a client resuming from one of those would miss the gap
- * silently. So the {@code Disconnected} (or {@code Expired}) event, which ZooKeeper delivers to these watches in order
- * with the notifications, becomes a step of the chain that unsettles the mirror; everything after it is applied
+ * <p><b>Rebuilds</b>: at start and after every reconnection (events while disconnected are lost; after a ZooKeeper
+ * session loss the handle and its watches are new) the feed sets the watches again, reads everything
+ * ({@link MirrorLoader}), replaces the mirror, replays the transactions that completed while the read was under way
+ * (each lock ignores changes its read already reflects), and then writes a barrier: the data of {@code /locks}. Once
+ * the transaction of that write has been applied, the mirror is exact as of the last zxid applied: the hub is
+ * {@link WatchHub#ready ready}. Until then changes update the mirror silently.
+ *
+ * <p><b>Disconnections</b>: publishing stops at the disconnection itself, not at the rebuild. After a short disconnection
+ * the ZooKeeper client sets the persistent watches again by itself but does not replay the notifications of the gap, so
+ * the {@code Disconnected} (or {@code Expired}) event, which ZooKeeper delivers in order with the notifications,
+ * unsettles the mirror and drops the transaction under way (it may be incomplete); everything after it is applied
  * silently until the rebuild settles it again, and then every watch gets a RESYNC.
  *
- * <p>Concurrency: every field below {@code stopped} is confined to the hub's thread ({@code hub}); ZooKeeper's and
- * Curator's threads only hand work to it. Order: ZooKeeper's event thread hands notifications and connection events
- * over in the order it got them, and the hub's executor keeps it.
+ * <p>Concurrency: every field below {@code pending} is confined to the hub's thread ({@code hub}, one thread); ZooKeeper's
+ * and Curator's threads only hand work to it, in the order ZooKeeper delivered it (the executor keeps it). {@code
+ * pending} and {@code overflowed} are shared between ZooKeeper's event thread and the hub's. What bounds the rest: one
+ * open transaction, and the transactions completed during a rebuild's read (dropped with a fall-behind past {@code
+ * maxPending} notifications in all).
  */
 final class LockFeed {
     private static final Logger log = LoggerFactory.getLogger(LockFeed.class);
     private static final Duration RETRY = Duration.ofSeconds(1);
+    /** How long a transaction stays the newest before a probe completes it (real time: see the class comment). */
+    static final Duration FLUSH_DELAY = Duration.ofMillis(5);
+    /** Notifications the hub's thread may have waiting (about 100 bytes each) before it counts as fallen behind. */
+    static final int DEFAULT_MAX_PENDING = 100_000;
     private static final String LOCKS_PREFIX = CellPaths.LOCKS + "/";
     private static final String EXPIRED_PREFIX = CellPaths.EXPIRED + "/";
     private static final String LOCK_DELAY_PREFIX = CellPaths.LOCK_DELAY + "/";
     private static final String SESSIONS_PREFIX = CellPaths.SESSIONS + "/";
-    /** More request records awaiting their queue node than this means notifications were missed: forget them. */
-    private static final int MAX_PENDING_RECORDS = 10_000;
-    private static final int MAX_CLIENT_IDS = 200_000;
 
     private final Zk zk;
     private final String chroot;
     private final Clock clock;
-    private final Executor hub;
+    private final ScheduledExecutorService hub;
     private final WatchHub target;
     private final LockMirror mirror;
     private final MirrorLoader loader;
     private final String gatewayId;
+    private final int maxPending;
     private final Watcher watcher = this::notified;
     private final ConnectionStateListener reconnects = (c, state) -> {
         if (state == ConnectionState.RECONNECTED) {
@@ -83,38 +102,47 @@ final class LockFeed {
         }
     };
     private final AtomicBoolean stopped = new AtomicBoolean();
+    /** Notifications handed to the hub's thread and not yet taken. */
+    private final AtomicInteger pending = new AtomicInteger();
+    /** Set by ZooKeeper's event thread when {@link #pending} passed the bound; cleared by the hub when it catches up. */
+    private final AtomicBoolean overflowed = new AtomicBoolean();
+    /** The most notifications that were ever waiting at once (tests and metrics). */
+    private final AtomicInteger mostPending = new AtomicInteger();
+    /** Times the hub fell behind (tests and metrics). */
+    private final AtomicInteger fallBehinds = new AtomicInteger();
+    /** Probes sent (tests and metrics). */
+    private final AtomicInteger probes = new AtomicInteger();
 
-    /** The last step; every new step runs after it. */
-    private CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
+    /** The handle the watches are set on. */
+    private ZooKeeper handle;
     /** Counts rebuilds; work of an older rebuild is dropped. */
     private int generation;
     /** Whether the mirror is exact as of {@link #lastZxid} and events are published. */
     private boolean settled;
-    /** Counts disconnections; a barrier written before the latest one settles nothing. */
+    /** Counts disconnections; a barrier or probe sent before the latest one completes nothing. */
     private int epoch;
     /** The zxid of the barrier write that will settle the mirror, or -1. */
     private long barrier = -1;
-    /** The highest zxid of any notification applied. */
+    /** The zxid of the last transaction applied. */
     private long lastZxid;
+    /** The transaction whose notifications are arriving; null between transactions. */
+    private Transaction open;
+    /** Transactions completed while a rebuild's read is under way (applied after it); null otherwise. */
+    private List<Transaction> replay;
+    /** Notifications in {@link #replay}. */
+    private int replayNotes;
     /**
-     * Request records created by the latest transactions, by request uuid: the session id and the zxid. An acquire
-     * creates its record and its queue node in one {@code multi}, and the record's notification comes first, so the
-     * queue node's session is known without reading the node (issue 9: no read per acquire). An entry is taken by its
-     * queue node's notification; bounded by {@link #MAX_PENDING_RECORDS}, and cleared by every rebuild. Written on
-     * ZooKeeper's event thread (so the four notifications a pair causes below /sessions cost no hand-off to the hub),
-     * read on the hub's: the record's put happens before the hand-off of its queue node's notification.
+     * Set by ZooKeeper's event thread when it hands over a notification, cleared by it when a reply follows: only
+     * that thread touches it (volatile for the listener's sake only).
      */
-    private final Map<String, PendingRecord> pendingRecords = new java.util.concurrent.ConcurrentHashMap<>();
-    /**
-     * Client ids of sessions, read once per session (not per acquire) from the session record. Written on ZooKeeper's
-     * event thread, read on the hub's, so concurrent; an entry goes with its session record's deletion, and at most
-     * {@link #MAX_CLIENT_IDS} are kept (least recently used evicted: a miss costs one read).
-     */
-    private final Map<String, String> clientIds = com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
-            .maximumSize(MAX_CLIENT_IDS).<String, String>build().asMap();
+    private volatile boolean awaitingReply;
+    private boolean flushTimerSet;
+    private long flushTimerZxid;
+    private boolean probing;
     private boolean warnedNoZxid;
 
-    LockFeed(Zk zk, String chroot, Clock clock, Executor hub, WatchHub target, LockMirror mirror, String gatewayId) {
+    LockFeed(Zk zk, String chroot, Clock clock, ScheduledExecutorService hub, WatchHub target, LockMirror mirror,
+             String gatewayId, int maxPending) {
         this.zk = zk;
         this.chroot = "/".equals(chroot) ? "" : chroot;
         this.clock = clock;
@@ -123,9 +151,11 @@ final class LockFeed {
         this.mirror = mirror;
         this.loader = new MirrorLoader(zk);
         this.gatewayId = gatewayId;
+        this.maxPending = maxPending;
     }
 
     void start() {
+        zk.onReply(this::replied);
         zk.client().getConnectionStateListenable().addListener(reconnects);
         onHub(this::rebuild);
     }
@@ -136,27 +166,43 @@ final class LockFeed {
         }
     }
 
-    // ------------------------------------------------------------------ rebuild
+    int mostPending() {
+        return mostPending.get();
+    }
 
-    /** On the hub's thread: set the watches, then read everything (the watches are in place before the read). */
+    int fallBehinds() {
+        return fallBehinds.get();
+    }
+
+    int probes() {
+        return probes.get();
+    }
+
+    // ------------------------------------------------------------------ rebuild (the hub's thread)
+
+    /** Sets the watches, then reads everything (the watches are in place before the read). */
     private void rebuild() {
         if (stopped.get()) {
             return;
         }
         int gen = ++generation;
-        ZooKeeper handle;
+        replay = null;
+        replayNotes = 0;
+        ZooKeeper h;
         try {
-            handle = zk.client().getZookeeperClient().getZooKeeper();
+            h = zk.client().getZookeeperClient().getZooKeeper();
         } catch (Exception e) {
             retryLater(gen, e);
             return;
         }
+        handle = h;
         List<CompletableFuture<Void>> watches = new ArrayList<>();
         for (String path : new String[]{CellPaths.LOCKS, CellPaths.EXPIRED, CellPaths.LOCK_DELAY, CellPaths.SESSIONS}) {
-            watches.add(addWatch(handle, chroot + path));
+            watches.add(addWatch(h, chroot + path));
         }
         // The last addWatch reply arrives on ZooKeeper's event thread before any notification of that watch, so the
-        // read's step below is chained before every notification the read might not reflect.
+        // read below starts before every notification the read might not reflect: those complete transactions that
+        // wait in `replay` until the read is in.
         CompletableFuture.allOf(watches.toArray(CompletableFuture[]::new)).whenComplete((v, err) -> onHub(() -> {
             if (gen != generation || stopped.get()) {
                 return;
@@ -165,18 +211,16 @@ final class LockFeed {
                 retryLater(gen, err);
                 return;
             }
-            CompletableFuture<LockMirror.Snapshot> read = loader.load();
-            tail = tail.thenCompose(x -> read).handleAsync((snapshot, e) -> {
-                install(gen, snapshot, e);
-                return null;
-            }, hub);
+            replay = new ArrayList<>();
+            replayNotes = 0;
+            loader.load().whenComplete((snapshot, e) -> onHub(() -> install(gen, snapshot, e)));
         }));
     }
 
-    private CompletableFuture<Void> addWatch(ZooKeeper handle, String path) {
+    private CompletableFuture<Void> addWatch(ZooKeeper h, String path) {
         CompletableFuture<Void> f = new CompletableFuture<>();
         try {
-            handle.addWatch(path, watcher, AddWatchMode.PERSISTENT_RECURSIVE, (rc, p, ctx) -> {
+            h.addWatch(path, watcher, AddWatchMode.PERSISTENT_RECURSIVE, (rc, p, ctx) -> {
                 if (rc == KeeperException.Code.OK.intValue()) {
                     f.complete(null);
                 } else {
@@ -189,7 +233,7 @@ final class LockFeed {
         return f;
     }
 
-    /** On the hub's thread, in chain order: the read is in; replace the mirror and write the barrier. */
+    /** The read is in: replace the mirror, replay what completed meanwhile, and write the barrier. */
     private void install(int gen, LockMirror.Snapshot snapshot, Throwable err) {
         if (gen != generation || stopped.get()) {
             return;
@@ -199,11 +243,16 @@ final class LockFeed {
             return;
         }
         mirror.load(snapshot);
-        pendingRecords.clear();
+        List<Transaction> meanwhile = replay == null ? List.of() : replay;
+        replay = null;
+        replayNotes = 0;
         loader.sweepMarkers();
         settled = false;
         barrier = -1;
         target.rebuilding();
+        for (Transaction t : meanwhile) {
+            apply(t);
+        }
         int ep = epoch;
         zk.setData(CellPaths.LOCKS, Json.write(Map.of("watch_barrier", gatewayId)), -1).whenComplete((stat, e) -> onHub(() -> {
             if (gen != generation || ep != epoch || stopped.get()) {
@@ -214,8 +263,12 @@ final class LockFeed {
                 return;
             }
             barrier = stat.getMzxid();
-            // After the steps already chained, which include the barrier's own notification in all but odd cases.
-            tail = tail.thenRunAsync(this::maybeSettle, hub);
+            // This reply came after the barrier's own notification and after every notification of the transactions
+            // before it: the transaction under way, if any, is complete.
+            if (open != null && open.zxid <= barrier) {
+                complete();
+            }
+            maybeSettle();
         }));
         log.debug("watch mirror read: {} live locks; waiting for the barrier", mirror.lockCount());
     }
@@ -240,145 +293,294 @@ final class LockFeed {
         }));
     }
 
-    // ------------------------------------------------------------------ notifications
+    // ------------------------------------------------------------------ notifications (ZooKeeper's event thread)
 
-    /** On ZooKeeper's event thread: hand the notification (or disconnection) to the hub's thread, keeping the order. */
+    /** Hands a relevant notification (or a disconnection) to the hub's thread, keeping the order; never blocks. */
     private void notified(WatchedEvent event) {
+        if (stopped.get()) {
+            return;
+        }
         if (event.getType() == Watcher.Event.EventType.None) {
             Watcher.Event.KeeperState state = event.getState();
             if (state == Watcher.Event.KeeperState.Disconnected || state == Watcher.Event.KeeperState.Expired) {
-                onHub(this::chainDisconnection);
+                onHub(this::disconnected);
             }
-        } else if (event.getPath() != null) {
-            String path = event.getPath().startsWith(chroot) ? event.getPath().substring(chroot.length()) : event.getPath();
-            if (path.startsWith(SESSIONS_PREFIX)) {
-                noteSession(path, event.getType(), event.getZxid());
-            } else {
-                onHub(() -> chain(event));
-            }
+            return;
         }
+        Note note = note(event);
+        if (note == null || overflowed.get()) {
+            return; // irrelevant; or dropped while the hub is behind (it rebuilds once it has caught up)
+        }
+        int waiting = pending.incrementAndGet();
+        if (waiting > maxPending) {
+            pending.decrementAndGet();
+            if (overflowed.compareAndSet(false, true)) {
+                onHub(this::fellBehind);
+            }
+            return;
+        }
+        mostPending.accumulateAndGet(waiting, Math::max);
+        onHub(() -> {
+            pending.decrementAndGet();
+            take(note);
+        });
+        awaitingReply = true;
     }
 
     /**
-     * On the hub's thread: a step after every notification that came before the disconnection, and before every one
-     * that comes after it. From there on the mirror may miss changes (their notifications are not replayed): stop
-     * publishing until the rebuild that the reconnection starts settles it again ({@code RECONNECTED}; that rebuild's
-     * read is chained after this step).
+     * ZooKeeper's event thread got a reply to one of this gateway's requests (any operation, through {@link Zk}). If a
+     * notification was handed over since the last such reply, the transaction under way is complete by now (see the
+     * class comment: a reply that came after a transaction's first notification came after all of them): tell the hub,
+     * in order. This spares the probe for every transaction this gateway made itself.
      */
-    private void chainDisconnection() {
-        if (stopped.get()) {
-            return;
+    private void replied(int rc) {
+        if (awaitingReply && isServerReply(rc) && Thread.currentThread().getName().endsWith("EventThread")) {
+            awaitingReply = false;
+            onHub(() -> replyInOrder(rc, null));
         }
-        tail = tail.thenRunAsync(() -> {
-            epoch++;
-            barrier = -1;
-            if (settled) {
-                settled = false;
-                target.rebuilding();
-                log.info("watch mirror of /locks: disconnected from ZooKeeper at revision {}; events wait for the rebuild", lastZxid);
-            }
-        }, hub);
     }
 
-    /** On the hub's thread: chain the notification's step; a created queue node's data is read now, applied in order. */
-    private void chain(WatchedEvent event) {
+    /** What a notification means to the mirror; null when nothing. Paths only: nothing is read. */
+    private Note note(WatchedEvent event) {
+        String raw = event.getPath();
+        if (raw == null) {
+            return null;
+        }
+        String path = raw.startsWith(chroot) ? raw.substring(chroot.length()) : raw;
+        long zxid = event.getZxid();
+        Watcher.Event.EventType type = event.getType();
+        boolean created = type == Watcher.Event.EventType.NodeCreated;
+        boolean deleted = type == Watcher.Event.EventType.NodeDeleted;
+        if (path.startsWith(LOCKS_PREFIX)) {
+            if (!created && !deleted) {
+                return null;
+            }
+            int slash = path.lastIndexOf('/');
+            QueueEntry entry = QueueEntry.parse(path.substring(slash + 1)).orElse(null);
+            if (entry == null) {
+                return null;
+            }
+            LockName name = CellPaths.lockName(path.substring(0, slash));
+            return name == null ? null : new Note(created ? Kind.QUEUE_CREATED : Kind.QUEUE_DELETED, zxid, name.toString(), entry);
+        }
+        if (path.equals(CellPaths.LOCKS)) {
+            return type == Watcher.Event.EventType.NodeDataChanged ? new Note(Kind.BARRIER, zxid, null, null) : null;
+        }
+        if (path.startsWith(SESSIONS_PREFIX)) {
+            if (!created) {
+                return null;
+            }
+            String[] parts = path.split("/", -1); // "", "sessions", shard, session id, [uuid, [note]]
+            if (parts.length == 5 && !parts[4].startsWith("~")) {
+                return new Note(Kind.REQUEST_RECORD, zxid, parts[3], parts[4]);
+            }
+            if (parts.length == 6) {
+                String client = CellPaths.clientIdOfNote(parts[5]);
+                return client == null ? null : new Note(Kind.CLIENT_NOTE, zxid, parts[4], client);
+            }
+            return null;
+        }
+        if (path.startsWith(EXPIRED_PREFIX)) {
+            return created ? new Note(Kind.EXPIRY_MARKER, zxid, path.substring(EXPIRED_PREFIX.length()), null) : null;
+        }
+        if (path.startsWith(LOCK_DELAY_PREFIX)) {
+            String session = CellPaths.sessionIdOf(path);
+            if (session != null && path.equals(CellPaths.lockDelay(session)) && (created || deleted)) {
+                return new Note(created ? Kind.LOCK_DELAY_CREATED : Kind.LOCK_DELAY_DELETED, zxid, session, null);
+            }
+        }
+        return null;
+    }
+
+    private enum Kind { QUEUE_CREATED, QUEUE_DELETED, REQUEST_RECORD, CLIENT_NOTE, EXPIRY_MARKER, LOCK_DELAY_CREATED,
+        LOCK_DELAY_DELETED, BARRIER }
+
+    /** One relevant notification: {@code a} and {@code b} by kind (lock and entry; session and uuid; uuid and client). */
+    private record Note(Kind kind, long zxid, String a, Object b) {
+    }
+
+    // ------------------------------------------------------------------ transactions (the hub's thread)
+
+    private void take(Note note) {
         if (stopped.get()) {
             return;
         }
-        long zxid = event.getZxid();
-        if (zxid <= 0 && !warnedNoZxid) {
+        if (note.zxid <= 0 && !warnedNoZxid) {
             warnedNoZxid = true;
             log.warn("ZooKeeper reports no zxid with watch events (it needs a 3.9 server): watch revisions are not reliable");
         }
-        String path = event.getPath().startsWith(chroot) ? event.getPath().substring(chroot.length()) : event.getPath();
-        Watcher.Event.EventType type = event.getType();
-        QueueNode queueNode = QueueNode.of(path);
-        CompletableFuture<QueueNodeData> read = queueNode != null && type == Watcher.Event.EventType.NodeCreated
-                ? nodeData(path, queueNode, zxid) : CompletableFuture.completedFuture(null);
-        tail = tail.thenCompose(x -> read).handleAsync((data, err) -> {
-            try {
-                apply(path, type, zxid, queueNode, data);
-            } catch (RuntimeException e) {
-                log.warn("watch: could not apply {} {} at zxid {}", type, path, zxid, e);
-            }
-            return null;
-        }, hub);
-    }
-
-    /**
-     * On ZooKeeper's event thread: a notification below {@code /sessions}. A request record's creation says whose queue node
-     * the same transaction creates; a session record's deletion ends its cached client id.
-     */
-    private void noteSession(String path, Watcher.Event.EventType type, long zxid) {
-        String[] parts = path.split("/", -1); // "", "sessions", shard, session id, [child]
-        if (parts.length == 5 && type == Watcher.Event.EventType.NodeCreated && !parts[4].startsWith("~")) {
-            if (pendingRecords.size() >= MAX_PENDING_RECORDS) {
-                pendingRecords.clear();
-            }
-            pendingRecords.put(parts[4], new PendingRecord(parts[3], zxid));
-        } else if (parts.length == 4 && type == Watcher.Event.EventType.NodeDeleted) {
-            clientIds.remove(parts[3]);
+        if (open != null && note.zxid != open.zxid) {
+            complete(); // ZooKeeper delivers notifications in zxid order: the open transaction has all of its own
+        }
+        if (open == null) {
+            open = new Transaction(note.zxid);
+            armFlushTimer();
+        }
+        Transaction t = open;
+        t.notes++;
+        switch (note.kind) {
+            case QUEUE_CREATED -> t.queueNodeCreated(note.a, (QueueEntry) note.b);
+            case QUEUE_DELETED -> t.queueNodeDeleted(note.a, ((QueueEntry) note.b).node());
+            case REQUEST_RECORD -> t.sessionsByRequest.put((String) note.b, note.a);
+            case CLIENT_NOTE -> t.clientsByRequest.put(note.a, (String) note.b);
+            case EXPIRY_MARKER -> t.expiring.add(note.a);
+            case LOCK_DELAY_CREATED -> t.lockDelaysCreated.add(note.a);
+            case LOCK_DELAY_DELETED -> t.lockDelaysDeleted.add(note.a);
+            case BARRIER -> { } // its zxid is what settles a rebuild
         }
     }
 
-    private record PendingRecord(String sessionId, long zxid) {
-    }
-
-    /**
-     * What a created queue node says, without reading it when its request record came in the same transaction (the
-     * session from the record's path, the client id cached per session; the request id is not needed by the mirror's
-     * holders and is left out). A node with no such record (a plain Curator client's, or one whose record's notification
-     * was missed) is read.
-     */
-    private CompletableFuture<QueueNodeData> nodeData(String path, QueueNode queueNode, long zxid) {
-        PendingRecord rec = queueNode.entry.id() == null ? null : pendingRecords.remove(queueNode.entry.id());
-        if (rec != null && rec.zxid == zxid) {
-            String sessionId = rec.sessionId;
-            String client = clientIds.get(sessionId);
-            if (client != null) {
-                return CompletableFuture.completedFuture(new QueueNodeData(sessionId, client, null, queueNode.entry.mode()));
+    /** The open transaction is complete: apply it now, or keep it for after a rebuild's read. */
+    private void complete() {
+        Transaction t = open;
+        open = null;
+        if (replay != null) {
+            replay.add(t);
+            replayNotes += t.notes;
+            if (replayNotes > maxPending) {
+                log.warn("watch mirror: more than {} notifications arrived during the read of the cell; reading again", maxPending);
+                fallBehinds.incrementAndGet();
+                rebuild();
             }
-            return zk.data(CellPaths.session(sessionId)).handle((ds, err) -> {
-                io.warden.service.session.SessionRecord r = err == null
-                        ? Json.readOrNull(ds.data(), io.warden.service.session.SessionRecord.class) : null;
-                if (r != null) {
-                    clientIds.put(sessionId, r.clientId());
-                }
-                return new QueueNodeData(sessionId, r == null ? null : r.clientId(), null, queueNode.entry.mode());
-            });
+            return;
         }
-        return zk.data(path).handle((ds, err) -> ds == null ? null // gone already: its deletion follows; or trouble
-                : Json.readOrNull(ds.data(), QueueNodeData.class));
+        apply(t);
     }
 
-    private void apply(String path, Watcher.Event.EventType type, long zxid, QueueNode queueNode, QueueNodeData nodeData) {
-        lastZxid = Math.max(lastZxid, zxid);
-        boolean created = type == Watcher.Event.EventType.NodeCreated;
-        boolean deleted = type == Watcher.Event.EventType.NodeDeleted;
-        List<WatchEvent> events = List.of();
-        if (queueNode != null && created) {
-            // A notification of a node's creation carries the creating transaction's zxid: the node's czxid, its token.
-            events = mirror.created(queueNode.lock, queueNode.entry, zxid, zxid, nodeData);
-        } else if (queueNode != null && deleted) {
-            events = mirror.deleted(queueNode.lock, queueNode.entry.node(), zxid);
-        } else if (created && path.startsWith(EXPIRED_PREFIX)) {
-            mirror.expiring(path.substring(EXPIRED_PREFIX.length()), zxid);
-        } else if (path.startsWith(LOCK_DELAY_PREFIX) && CellPaths.sessionIdOf(path) != null
-                && path.equals(CellPaths.lockDelay(CellPaths.sessionIdOf(path)))) {
-            String session = CellPaths.sessionIdOf(path);
-            if (created) {
-                mirror.lockDelayCreated(session);
-            } else if (deleted) {
-                mirror.lockDelayDeleted(session);
-            }
+    private void apply(Transaction t) {
+        lastZxid = Math.max(lastZxid, t.zxid);
+        List<WatchEvent> events;
+        try {
+            events = mirror.apply(t);
+        } catch (RuntimeException e) {
+            log.warn("watch: could not apply {}", t, e);
+            events = List.of();
         }
         if (settled) {
-            if (!events.isEmpty()) {
-                target.publish(events);
-            }
+            target.publish(t.zxid, events);
         } else {
             maybeSettle();
         }
+    }
+
+    /** Arms the real-time timer that probes a transaction that stayed the newest for {@link #FLUSH_DELAY}. */
+    private void armFlushTimer() {
+        if (flushTimerSet || open == null) {
+            return;
+        }
+        flushTimerSet = true;
+        flushTimerZxid = open.zxid;
+        try {
+            hub.schedule(this::flushTimer, FLUSH_DELAY.toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            flushTimerSet = false; // the hub is closed
+        }
+    }
+
+    private void flushTimer() {
+        flushTimerSet = false;
+        if (open == null || stopped.get()) {
+            return;
+        }
+        if (open.zxid != flushTimerZxid) {
+            armFlushTimer(); // later transactions came meanwhile (each completed the one before): wait for this one
+            return;
+        }
+        probe();
+    }
+
+    /** Sends a read whose reply, handed over in order with the notifications, completes the open transaction. */
+    private void probe() {
+        if (probing || handle == null) {
+            return;
+        }
+        probing = true;
+        probes.incrementAndGet();
+        try {
+            handle.exists(chroot + CellPaths.LOCKS, false, (rc, path, ctx, stat) -> onHub(() -> {
+                probing = false;
+                replyInOrder(rc, null);
+            }), null);
+        } catch (RuntimeException e) {
+            probing = false;
+        }
+    }
+
+    /**
+     * Completes every transaction whose first notification came before now, then runs {@code then} on the hub's thread:
+     * a {@code sync} makes this gateway's server catch up with the leader first, so afterwards the hub has published
+     * every transaction committed before this call (a resume from a revision this gateway had not reached yet is then
+     * served from the history, not with a RESYNC). {@code then} runs also when the sync fails.
+     */
+    void catchUp(Runnable then) {
+        ZooKeeper h = handle;
+        if (h == null) {
+            then.run();
+            return;
+        }
+        try {
+            h.sync(chroot + CellPaths.LOCKS, (rc, path, ctx) -> onHub(() -> replyInOrder(rc, then)), null);
+        } catch (RuntimeException e) {
+            then.run();
+        }
+    }
+
+    /**
+     * On the hub's thread, in order with the notifications: a reply from the server (a probe's, a sync's, or any other
+     * of this gateway's requests) came after the open transaction's first notification, so after all of them: the
+     * transaction is complete. A reply made up by the client itself (a connection error) says nothing.
+     */
+    private void replyInOrder(int rc, Runnable then) {
+        if (isServerReply(rc) && open != null && !stopped.get()) {
+            complete();
+        }
+        if (then != null) {
+            then.run();
+        }
+    }
+
+    private static boolean isServerReply(int rc) {
+        return rc != KeeperException.Code.CONNECTIONLOSS.intValue() && rc != KeeperException.Code.SESSIONEXPIRED.intValue()
+                && rc != KeeperException.Code.SESSIONMOVED.intValue() && rc != KeeperException.Code.OPERATIONTIMEOUT.intValue()
+                && rc != KeeperException.Code.REQUESTTIMEOUT.intValue();
+    }
+
+    /**
+     * In order with the notifications: from here the mirror may miss changes (the gap's notifications are not
+     * replayed), and the open transaction may lack some of its own. Stop publishing until the rebuild that the
+     * reconnection starts settles it again.
+     */
+    private void disconnected() {
+        if (stopped.get()) {
+            return;
+        }
+        epoch++;
+        barrier = -1;
+        open = null;
+        if (settled) {
+            settled = false;
+            target.rebuilding();
+            log.info("watch mirror of /locks: disconnected from ZooKeeper at revision {}; events wait for the rebuild", lastZxid);
+        }
+    }
+
+    /**
+     * The hub reached the point where notifications started being dropped: the mirror misses them. Unsettle it and
+     * rebuild from a full read (every watch then gets a RESYNC); notifications flow again from now on.
+     */
+    private void fellBehind() {
+        fallBehinds.incrementAndGet();
+        log.warn("watch mirror: the watch thread fell more than {} notifications behind ZooKeeper; rebuilding the mirror "
+                + "(every watch gets a RESYNC)", maxPending);
+        open = null;
+        barrier = -1;
+        epoch++;
+        if (settled) {
+            settled = false;
+        }
+        target.rebuilding();
+        overflowed.set(false);
+        rebuild();
     }
 
     private void onHub(Runnable task) {
@@ -386,21 +588,6 @@ final class LockFeed {
             hub.execute(task);
         } catch (RejectedExecutionException e) {
             // the hub is closed
-        }
-    }
-
-    /** A queue node's path split into its lock name and entry; null for any other path. */
-    private record QueueNode(String lock, QueueEntry entry) {
-        static QueueNode of(String path) {
-            if (!path.startsWith(LOCKS_PREFIX)) {
-                return null;
-            }
-            int slash = path.lastIndexOf('/');
-            LockName name = CellPaths.lockName(path.substring(0, slash));
-            if (name == null) {
-                return null;
-            }
-            return QueueEntry.parse(path.substring(slash + 1)).map(e -> new QueueNode(name.toString(), e)).orElse(null);
         }
     }
 }

@@ -2,7 +2,6 @@ package io.warden.service.watch;
 
 import io.warden.service.api.LockView;
 import io.warden.service.lock.QueueEntry;
-import io.warden.service.lock.QueueNodeData;
 
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -14,17 +13,23 @@ import java.util.TreeMap;
 
 /**
  * This gateway's copy of every lock queue in the cell, kept by the watch on {@code /locks}, and the events its changes
- * make. Pure: no I/O; {@link LockFeed} feeds it ZooKeeper's notifications in zxid order.
+ * make. Pure: no I/O; {@link LockFeed} feeds it whole ZooKeeper transactions in zxid order ({@link #apply}).
  *
- * <p>Telling an expiry from a release or cancel: the expiry {@code multi} first creates {@code /expired/{session}}, so
- * the notification of that marker arrives just before the deletions of the same transaction (same zxid); and a
- * lock-delay's holds are deleted together with {@code /lockdelay/{session}} (deleted last in that multi), so while that
- * record exists every deletion of the session's nodes is the end of its expiry.
+ * <p>Events per transaction (issue 10, finding 12): each lock's events are derived from its state before and after the
+ * whole transaction ({@link MirroredLock#apply}), so a request that the transaction removed is never GRANTED on the
+ * way, and a session close that held L and waited on L with T waiting is RELEASED(hold), CANCELLED(wait), GRANTED(T) —
+ * what the close reply says. Locks come in the order the transaction first touched them.
  *
- * <p>After a rebuild from a full read ({@link #load}) the notifications that were already under way are replayed on
+ * <p>Telling an expiry from a release or cancel: the expiry {@code multi} creates {@code /expired/{session}} in the same
+ * transaction, and a lock-delay's holds are deleted together with {@code /lockdelay/{session}} (the record existed
+ * before that transaction). A deletion is EXPIRED when its session's marker is created by the same transaction, or its
+ * session had a lock-delay record before it.
+ *
+ * <p>After a rebuild from a full read ({@link #load}) the transactions that were already under way are replayed on
  * top; each lock remembers the zxid its read reflects ({@code pzxid}) and ignores older changes.
  *
- * <p>Concurrency: not thread-safe; confined to the watch hub's thread.
+ * <p>Concurrency: not thread-safe; confined to the watch hub's thread. Bounded by the cell's live locks and queue nodes
+ * (the heap per held lock is measured by {@code MirrorSizeTest}; docs/operations.md, "Sizing").
  */
 final class LockMirror {
     /** A full read of the cell: per lock its queue and the pzxid of the read; the sessions with a lock-delay record. */
@@ -34,14 +39,12 @@ final class LockMirror {
     record LockRead(long pzxid, List<MirroredLock.Node> nodes) {
     }
 
-    private final Map<String, MirroredLock> locks = new HashMap<>();
+    /** By name, sorted: a prefix's locks are one range (a RESYNC costs the locks it shows, not every lock). */
+    private final TreeMap<String, MirroredLock> locks = new TreeMap<>();
     /** Per lock, the zxid its last full read reflects; changes at or before it are already in the mirror. */
     private final Map<String, Long> readAt = new HashMap<>();
     /** Sessions whose lock-delay record exists: their remaining nodes end their expiry when deleted. */
     private final Set<String> lockDelayed = new HashSet<>();
-    /** The zxid of the last expiry marker seen, and the sessions it expired. */
-    private long expiryZxid = -1;
-    private final Set<String> expiring = new HashSet<>();
 
     /** Replaces everything with a full read. */
     void load(Snapshot snapshot) {
@@ -49,8 +52,6 @@ final class LockMirror {
         readAt.clear();
         lockDelayed.clear();
         lockDelayed.addAll(snapshot.lockDelayed());
-        expiryZxid = -1;
-        expiring.clear();
         for (Map.Entry<String, LockRead> e : snapshot.locks().entrySet()) {
             readAt.put(e.getKey(), e.getValue().pzxid());
             if (e.getValue().nodes().isEmpty()) {
@@ -67,41 +68,40 @@ final class LockMirror {
         readAt.clear();
     }
 
-    List<WatchEvent> created(String lock, QueueEntry entry, long zxid, long czxid, QueueNodeData data) {
-        if (zxid <= readAt.getOrDefault(lock, 0L)) {
-            return List.of();
+    /** Applies one whole transaction; its events in order (see the class comment). */
+    List<WatchEvent> apply(Transaction t) {
+        List<WatchEvent> events = new ArrayList<>();
+        for (Map.Entry<String, Transaction.LockChange> e : t.locks.entrySet()) {
+            String name = e.getKey();
+            if (t.zxid <= readAt.getOrDefault(name, 0L)) {
+                continue; // the rebuild's read of this lock already reflects the transaction
+            }
+            Transaction.LockChange change = e.getValue();
+            MirroredLock lock = locks.get(name);
+            if (lock == null) {
+                if (change.created().isEmpty()) {
+                    continue;
+                }
+                lock = new MirroredLock(name);
+                locks.put(name, lock);
+            }
+            List<MirroredLock.Node> created = new ArrayList<>(change.created().size());
+            for (QueueEntry entry : change.created()) {
+                // The token of a node is its czxid: the zxid of the transaction that created it.
+                String session = entry.id() == null ? null : t.sessionsByRequest.get(entry.id());
+                String client = session == null ? null : t.clientsByRequest.get(entry.id());
+                created.add(new MirroredLock.Node(entry, t.zxid, session, client));
+            }
+            events.addAll(lock.apply(t.zxid, created, change.deleted(), n -> n.sessionId() != null
+                    && (t.expiring.contains(n.sessionId()) || lockDelayed.contains(n.sessionId()))));
+            if (lock.isEmpty()) {
+                locks.remove(name);
+            }
         }
-        return locks.computeIfAbsent(lock, MirroredLock::new).created(new MirroredLock.Node(entry, czxid, data), zxid);
-    }
-
-    List<WatchEvent> deleted(String lock, String node, long zxid) {
-        MirroredLock l = locks.get(lock);
-        if (l == null || zxid <= readAt.getOrDefault(lock, 0L)) {
-            return List.of();
-        }
-        List<WatchEvent> events = l.deleted(node, zxid, n -> n.sessionId() != null
-                && (lockDelayed.contains(n.sessionId()) || zxid == expiryZxid && expiring.contains(n.sessionId())));
-        if (l.isEmpty()) {
-            locks.remove(lock);
-        }
+        // After the events: a deletion is judged by whether the lock-delay record existed before the transaction.
+        lockDelayed.removeAll(t.lockDelaysDeleted);
+        lockDelayed.addAll(t.lockDelaysCreated);
         return events;
-    }
-
-    /** The expiry marker of {@code session} was created at {@code zxid} (before the expiry's deletions). */
-    void expiring(String session, long zxid) {
-        if (zxid != expiryZxid) {
-            expiryZxid = zxid;
-            expiring.clear();
-        }
-        expiring.add(session);
-    }
-
-    void lockDelayCreated(String session) {
-        lockDelayed.add(session);
-    }
-
-    void lockDelayDeleted(String session) {
-        lockDelayed.remove(session);
     }
 
     /** The state of the locks {@code filter} covers (a named lock also when free), sorted by name. */
@@ -111,14 +111,16 @@ final class LockMirror {
             return List.of(l != null ? l.view(revision, lockDelayed::contains)
                     : new LockView(filter.name(), LockView.LockMode.FREE, List.of(), List.of(), revision));
         }
-        TreeMap<String, MirroredLock> sorted = new TreeMap<>();
-        for (Map.Entry<String, MirroredLock> e : locks.entrySet()) {
+        List<LockView> views = new ArrayList<>();
+        String from = filter.rangeStart();
+        for (Map.Entry<String, MirroredLock> e : locks.tailMap(from, true).entrySet()) {
+            if (!e.getKey().startsWith(from)) {
+                break;
+            }
             if (filter.matches(e.getKey())) {
-                sorted.put(e.getKey(), e.getValue());
+                views.add(e.getValue().view(revision, lockDelayed::contains));
             }
         }
-        List<LockView> views = new ArrayList<>(sorted.size());
-        sorted.values().forEach(l -> views.add(l.view(revision, lockDelayed::contains)));
         return views;
     }
 

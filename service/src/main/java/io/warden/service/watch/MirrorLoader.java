@@ -73,7 +73,9 @@ final class MirrorLoader {
                 }
                 throw Zk.translate(err);
             }
-            return new MirroredLock.Node(entry, ds.stat().getCzxid(), Json.readOrNull(ds.data(), QueueNodeData.class));
+            QueueNodeData data = Json.readOrNull(ds.data(), QueueNodeData.class);
+            return new MirroredLock.Node(entry, ds.stat().getCzxid(), data == null ? null : data.sessionId(),
+                    data == null ? null : data.clientId());
         });
     }
 }

@@ -2,137 +2,164 @@ package io.warden.service.watch;
 
 import io.warden.service.api.Holder;
 import io.warden.service.api.LockView;
+import io.warden.service.api.Mode;
 import io.warden.service.api.Waiter;
 import io.warden.service.lock.LockQueue;
 import io.warden.service.lock.QueueEntry;
-import io.warden.service.lock.QueueNodeData;
 
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.HashSet;
-import java.util.LinkedHashMap;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.function.Predicate;
 
 /**
- * The mirrored queue of one lock, and the events its changes make. Who holds is decided by {@link LockQueue}, the
- * engine's one grant rule, on the mirrored node names.
+ * The mirrored queue of one lock, and the events one transaction's changes to it make. Who holds is decided by
+ * {@link LockQueue}'s one grant rule ({@link LockQueue#holderCount}) on the queue kept sorted in
+ * {@link LockQueue#order()}: a change costs O(log n) plus the holders, never a parse and sort of the whole queue
+ * (issue 10, finding 15).
  *
- * <p>Concurrency: not thread-safe; confined to the watch hub's thread.
+ * <p>Events are derived per transaction from the state before and after it ({@link #apply}), never per single
+ * notification (issue 10, finding 12): a request that only moved up through the queue in the middle of a transaction
+ * that also removed it is not GRANTED.
+ *
+ * <p>Concurrency: not thread-safe; confined to the watch hub's thread. Bounded by the lock's queue in ZooKeeper.
  */
 final class MirroredLock {
-    /** A queue node as the mirror knows it: its name, token (czxid) and data (null when not Warden's or unreadable). */
-    record Node(QueueEntry entry, long token, QueueNodeData data) {
-        String sessionId() {
-            return data == null ? null : data.sessionId();
-        }
+    /**
+     * A queue node as the mirror knows it: its entry (name, sequence, mode), token (czxid), session and client. Session
+     * and client are null for a node that is not Warden's (a plain Curator client's).
+     */
+    record Node(QueueEntry entry, long token, String sessionId, String clientId) {
     }
 
     private final String name;
-    /** By node name. */
-    private final Map<String, Node> nodes = new LinkedHashMap<>();
-    /** Names of the nodes that hold, as of the last change. */
-    private Set<String> holding = Set.of();
+    /** The queue, in {@link LockQueue#order()}. */
+    private final TreeMap<QueueEntry, Node> queue = new TreeMap<>(LockQueue.order());
+    /** The same nodes by node name. */
+    private final Map<String, QueueEntry> byName = new HashMap<>();
+    /** How many entries at the head of {@link #queue} hold, as of the last change. */
+    private int holding;
 
     MirroredLock(String name) {
         this.name = name;
     }
 
     boolean isEmpty() {
-        return nodes.isEmpty();
+        return queue.isEmpty();
+    }
+
+    boolean contains(String node) {
+        return byName.containsKey(node);
     }
 
     /** Loads a node without events (a rebuild from a full read). */
     void load(Node node) {
-        nodes.put(node.entry().node(), node);
-        holding = holders(queue());
-    }
-
-    /** A queue node was created at {@code zxid}: QUEUED, then GRANTED for it and any other node that now holds. */
-    List<WatchEvent> created(Node node, long zxid) {
-        if (nodes.containsKey(node.entry().node())) {
-            return List.of(); // already known (a rebuild read it)
-        }
-        nodes.put(node.entry().node(), node);
-        List<WatchEvent> events = new ArrayList<>();
-        events.add(event(zxid, WatchEvent.Type.QUEUED, node));
-        regrant(zxid, events);
-        return events;
+        put(node);
+        holding = LockQueue.holderCount(queue.keySet().iterator());
     }
 
     /**
-     * A queue node was deleted at {@code zxid}: RELEASED if it held, CANCELLED if it waited, EXPIRED either way when
-     * {@code expired} says its session's expiry removed it; then GRANTED for every node the removal promoted.
+     * Applies one transaction's changes to this lock at {@code zxid} and returns its events, in this order: each
+     * removed request (in queue order) RELEASED if it held before the transaction, CANCELLED if it waited, or EXPIRED
+     * either way when {@code expired} says its session's expiry removed it; then QUEUED for each new request (queue
+     * order); then GRANTED for each request that holds after the transaction and did not before (queue order; a new
+     * request that holds at once is QUEUED and GRANTED). A node both created and deleted by the transaction makes no
+     * event; a deletion of a node the mirror does not have, or a creation of one it has (a rebuild's read already
+     * reflected it), is ignored.
      */
-    List<WatchEvent> deleted(String node, long zxid, Predicate<Node> expired) {
-        Node gone = nodes.remove(node);
-        if (gone == null) {
-            return List.of(); // never mirrored (created and deleted before a rebuild read it)
+    List<WatchEvent> apply(long zxid, Collection<Node> created, Collection<String> deleted, Predicate<Node> expired) {
+        Set<String> heldBefore = holderNames();
+        List<Node> removed = new ArrayList<>(deleted.size());
+        for (String node : deleted) {
+            QueueEntry e = byName.remove(node);
+            if (e != null) {
+                removed.add(queue.remove(e));
+            }
         }
-        WatchEvent.Type type = expired.test(gone) ? WatchEvent.Type.EXPIRED
-                : holding.contains(node) ? WatchEvent.Type.RELEASED : WatchEvent.Type.CANCELLED;
-        List<WatchEvent> events = new ArrayList<>();
-        events.add(event(zxid, type, gone));
-        regrant(zxid, events);
+        List<Node> added = new ArrayList<>(created.size());
+        for (Node n : created) {
+            if (!byName.containsKey(n.entry().node())) {
+                put(n);
+                added.add(n);
+            }
+        }
+        holding = LockQueue.holderCount(queue.keySet().iterator());
+        if (removed.isEmpty() && added.isEmpty()) {
+            return List.of();
+        }
+        removed.sort((a, b) -> LockQueue.order().compare(a.entry(), b.entry()));
+        added.sort((a, b) -> LockQueue.order().compare(a.entry(), b.entry()));
+        List<WatchEvent> events = new ArrayList<>(removed.size() + 2 * added.size() + 1);
+        for (Node n : removed) {
+            WatchEvent.Type type = expired.test(n) ? WatchEvent.Type.EXPIRED
+                    : heldBefore.contains(n.entry().node()) ? WatchEvent.Type.RELEASED : WatchEvent.Type.CANCELLED;
+            events.add(event(zxid, type, n));
+        }
+        for (Node n : added) {
+            events.add(event(zxid, WatchEvent.Type.QUEUED, n));
+        }
+        Iterator<Node> head = queue.values().iterator();
+        for (int i = 0; i < holding; i++) {
+            Node n = head.next();
+            if (!heldBefore.contains(n.entry().node())) {
+                events.add(event(zxid, WatchEvent.Type.GRANTED, n));
+            }
+        }
         return events;
     }
 
-    /** Recomputes the holders; a GRANTED event, in queue order, for each node that holds now and did not before. */
-    private void regrant(long zxid, List<WatchEvent> events) {
-        LockQueue q = queue();
-        Set<String> now = holders(q);
-        for (QueueEntry e : q.holders()) {
-            if (!holding.contains(e.node())) {
-                events.add(event(zxid, WatchEvent.Type.GRANTED, nodes.get(e.node())));
-            }
-        }
-        holding = now;
-    }
-
-    /** The lock's state, as {@code GET /v1/locks/{name}} shows it; {@code expiredSession} marks lock-delayed holds. */
-    LockView view(long revision, Predicate<String> expiredSession) {
-        LockQueue q = queue();
-        List<Holder> holders = new ArrayList<>();
-        List<Waiter> waiters = new ArrayList<>();
-        int held = q.holders().size();
-        for (int i = 0; i < q.entries().size(); i++) {
-            Node n = nodes.get(q.entries().get(i).node());
-            QueueNodeData d = n.data();
+    /** The lock's state, as {@code GET /v1/locks/{name}} shows it; {@code lockDelayed} marks lock-delayed holds. */
+    LockView view(long revision, Predicate<String> lockDelayed) {
+        List<Holder> holders = new ArrayList<>(holding);
+        List<Waiter> waiters = new ArrayList<>(queue.size() - holding);
+        int i = 0;
+        Mode firstMode = null;
+        for (Node n : queue.values()) {
             String session = n.sessionId();
-            if (i < held) {
-                holders.add(new Holder(session, d == null ? "curator" : d.clientId(), n.entry().mode(), n.token(),
-                        session != null && expiredSession.test(session)));
+            String client = session == null ? "curator" : n.clientId();
+            if (i < holding) {
+                firstMode = firstMode == null ? n.entry().mode() : firstMode;
+                holders.add(new Holder(session, client, n.entry().mode(), n.token(), session != null && lockDelayed.test(session)));
             } else {
-                waiters.add(new Waiter(session, d == null ? "curator" : d.clientId(), n.entry().mode(),
-                        d == null ? null : d.requestId(), i));
+                waiters.add(new Waiter(session, client, n.entry().mode(), null, i));
             }
+            i++;
         }
-        return new LockView(name, holders.isEmpty() ? LockView.LockMode.FREE : q.mode(), holders, waiters, revision);
+        LockView.LockMode mode = firstMode == null ? LockView.LockMode.FREE
+                : firstMode == Mode.EXCLUSIVE ? LockView.LockMode.EXCLUSIVE : LockView.LockMode.SHARED;
+        return new LockView(name, mode, holders, waiters, revision);
     }
 
-    /** How many of this lock's nodes hold it; the rest wait. */
+    /** How many of this lock's nodes hold it; the rest wait. O(1). */
     int holderCount() {
-        return queue().holders().size();
+        return holding;
     }
 
     int nodeCount() {
-        return nodes.size();
+        return queue.size();
     }
 
-    private LockQueue queue() {
-        return LockQueue.of(new ArrayList<>(nodes.keySet()));
+    private void put(Node node) {
+        byName.put(node.entry().node(), node.entry());
+        queue.put(node.entry(), node);
     }
 
-    private static Set<String> holders(LockQueue q) {
-        Set<String> held = new HashSet<>();
-        for (QueueEntry e : q.holders()) {
-            held.add(e.node());
+    private Set<String> holderNames() {
+        Set<String> held = new HashSet<>(Math.max(4, holding * 2));
+        Iterator<QueueEntry> head = queue.keySet().iterator();
+        for (int i = 0; i < holding; i++) {
+            held.add(head.next().node());
         }
         return held;
     }
 
     private WatchEvent event(long zxid, WatchEvent.Type type, Node node) {
-        return new WatchEvent(zxid, type, name, node.sessionId(), node.entry().mode(), node.token());
+        return new WatchEvent(zxid, type, name, node.sessionId(), node.clientId(), node.entry().mode(), node.token());
     }
 }

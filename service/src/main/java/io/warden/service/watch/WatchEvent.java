@@ -9,12 +9,14 @@ import io.warden.service.api.Mode;
  *                  cancel or expiry caused carries the zxid of that release, cancel or expiry
  * @param type      what happened to the request
  * @param name      the lock name, {@code namespace/path}
- * @param sessionId the request's session; null for a queue node that is not Warden's (a plain Curator client), or
- *                  when the node was gone before the gateway could read it
+ * @param sessionId the request's session (from the path of the request record its acquire created in the same
+ *                  transaction: no read); null for a queue node that is not Warden's (a plain Curator client)
+ * @param clientId  the client id of that session (carried by the acquire's transaction itself: no read); null for a
+ *                  node that is not Warden's, or one made by a gateway older than this version
  * @param mode      the request's mode
  * @param token     the request's token: the czxid of its queue node (the fencing token once it is granted)
  */
-public record WatchEvent(long revision, Type type, String name, String sessionId, Mode mode, long token) {
+public record WatchEvent(long revision, Type type, String name, String sessionId, String clientId, Mode mode, long token) {
     public enum Type {
         /** A request joined the queue (an acquire that holds at once is QUEUED and then GRANTED at the same revision). */
         QUEUED,

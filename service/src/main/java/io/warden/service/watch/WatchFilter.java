@@ -60,6 +60,17 @@ public record WatchFilter(String name, String prefix) {
         return prefix.indexOf('/') < 0 ? lockName.startsWith(prefix + "/") : lockName.startsWith(prefix);
     }
 
+    /**
+     * Every lock this filter covers has a name starting with this string (the names that do are one range of a sorted
+     * map): the name itself, the namespace followed by {@code /}, or the string prefix.
+     */
+    public String rangeStart() {
+        if (name != null) {
+            return name;
+        }
+        return prefix.isEmpty() || prefix.indexOf('/') >= 0 ? prefix : prefix + "/";
+    }
+
     @Override
     public String toString() {
         return name != null ? "name=" + name : "prefix=" + prefix;

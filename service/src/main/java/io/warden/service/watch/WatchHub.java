@@ -14,7 +14,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutorService;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -41,7 +41,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     public static final int MAX_WATCHES = 10_000;
     static final Duration HEARTBEAT = Duration.ofSeconds(15);
 
-    private final ExecutorService thread;
+    private final ScheduledExecutorService thread;
     private final Clock clock;
     private final LockMirror mirror = new LockMirror();
     private final EventHistory history;
@@ -60,14 +60,19 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     private long revision;
 
     public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity) {
+        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING);
+    }
+
+    /** With the bound of notifications waiting for the hub's thread ({@code maxPending}; see {@link LockFeed}). */
+    public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, int maxPending) {
         this.clock = clock;
         this.history = new EventHistory(historyCapacity);
-        this.thread = Executors.newSingleThreadExecutor(r -> {
+        this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "warden-watch");
             t.setDaemon(true);
             return t;
         });
-        this.feed = new LockFeed(zk, chroot, clock, thread, this, mirror, gatewayId);
+        this.feed = new LockFeed(zk, chroot, clock, thread, this, mirror, gatewayId, maxPending);
     }
 
     /** Sets the watches and starts the first read of the cell. */
@@ -139,6 +144,11 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     // ------------------------------------------------------------------ the hub's thread
 
     private void activate(Sub sub) {
+        activate(sub, false);
+    }
+
+    /** On the hub's thread, between transactions: the mirror is exact as of {@code revision} (issue 10, finding 11). */
+    private void activate(Sub sub, boolean caughtUp) {
         if (sub.cancelled.get()) {
             return;
         }
@@ -146,9 +156,14 @@ public final class WatchHub implements WatchSource, AutoCloseable {
             parked.add(sub); // served when the mirror is ready
             return;
         }
+        if (sub.since != null && sub.since > revision && !caughtUp) {
+            // Past this gateway's revision: maybe another gateway is a little ahead, maybe the revision is from a
+            // restored or another ensemble. Catch up with ZooKeeper first, then decide (issue 10, finding 17).
+            feed.catchUp(() -> activate(sub, true));
+            return;
+        }
         if (sub.since != null) {
-            // A revision past this gateway's (after a ZooKeeper restore, on a new ensemble) is answered like a
-            // revision older than the history: with the current state (issue 10, finding 17).
+            // Still past it after catching up: answered like a revision older than the history, with the current state.
             Optional<List<WatchEvent>> missed = sub.since > revision ? Optional.empty() : history.after(sub.since, sub.filter);
             if (missed.isPresent()) {
                 sub.after = sub.since; // events at or before it come no more (another gateway may have been ahead)
@@ -193,11 +208,14 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         firstReady.complete(zxid);
     }
 
-    /** From the feed: the events of one ZooKeeper notification, in order. */
-    void publish(List<WatchEvent> events) {
+    /** From the feed: one whole transaction applied, and its events in order (maybe none). */
+    void publish(long zxid, List<WatchEvent> events) {
+        revision = Math.max(revision, zxid);
+        if (events.isEmpty()) {
+            return;
+        }
         for (WatchEvent e : events) {
             history.add(e);
-            revision = Math.max(revision, e.revision());
         }
         for (Iterator<Sub> it = live.iterator(); it.hasNext(); ) {
             Sub sub = it.next();

@@ -5,6 +5,7 @@ import io.warden.service.api.LockName;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
 import java.util.List;
 import java.util.UUID;
 
@@ -22,6 +23,9 @@ import java.util.UUID;
  *                                        created in the same multi as its queue node, so its czxid is the token
  * /sessions/{sh}/{session_id}/~{uuid}_{seq}  PERSISTENT_SEQUENTIAL, empty: the end marker of an ended request (its record is
  *                                        then a tombstone); see the lock engine's Tombstones
+ * /sessions/{sh}/{session_id}/{uuid}/~client-{base64url}  never exists: created and deleted again by the acquire's multi,
+ *                                        so that the transaction's notifications carry the session's client id to the
+ *                                        watch mirror without a read ({@link #clientIdNote})
  * /gateways/{gateway_id}                 EPHEMERAL: live gateways
  * /leader                                Curator LeaderLatch of the gateways (adoption of orphaned sessions)
  * /lockdelay/{sh}/{session_id}           holds of an expired session kept for its lock-delay (LockDelayRecord JSON)
@@ -120,6 +124,30 @@ public final class CellPaths {
     public static String sessionIdOf(String path) {
         String[] parts = path.split("/", -1);
         return parts.length >= 4 && parts[3].length() > 2 && parts[3].startsWith(parts[2]) ? parts[3] : null;
+    }
+
+    private static final String CLIENT_NOTE = "~client-";
+
+    /**
+     * The name of the client-id note an acquire's {@code multi} creates under its request record and deletes again
+     * (issue 10, finding 13): the node never outlives the transaction, but its creation's notification tells every
+     * watching gateway the session's client id, in the transaction, without a read. The id is base64url (UTF-8, no
+     * padding), at most 683 characters for the 128-character limit.
+     */
+    public static String clientIdNote(String clientId) {
+        return CLIENT_NOTE + Base64.getUrlEncoder().withoutPadding().encodeToString(clientId.getBytes(StandardCharsets.UTF_8));
+    }
+
+    /** The client id a {@link #clientIdNote} names, or null for any other name. */
+    public static String clientIdOfNote(String nodeName) {
+        if (!nodeName.startsWith(CLIENT_NOTE)) {
+            return null;
+        }
+        try {
+            return new String(Base64.getUrlDecoder().decode(nodeName.substring(CLIENT_NOTE.length())), StandardCharsets.UTF_8);
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
     }
 
     public static String gateway(String gatewayId) {

@@ -44,6 +44,18 @@ public final class Zk {
         });
     }
 
+    /** Told of the result code of every reply, on the thread that got it; see {@link #onReply}. */
+    private volatile java.util.function.IntConsumer replyListener = rc -> { };
+
+    /**
+     * Sets what is told of every reply's result code, first thing on the thread that handles it (ZooKeeper's event
+     * thread, in order with watch notifications): the watch feed learns from it, for free, that a transaction whose
+     * notifications came before the reply is complete. It must not block.
+     */
+    public void onReply(java.util.function.IntConsumer listener) {
+        replyListener = listener;
+    }
+
     public CuratorFramework client() {
         return client;
     }
@@ -176,6 +188,7 @@ public final class Zk {
         long disconnectsBefore = disconnects.get();
         CompletableFuture<List<CuratorTransactionResult>> f = new CompletableFuture<>();
         BackgroundCallback cb = (c, event) -> {
+            replyListener.accept(event.getResultCode());
             metrics.zkOperation("multi", System.nanoTime() - start, event.getResultCode());
             if (event.getResultCode() == 0) {
                 f.complete(event.getOpResults());
@@ -206,6 +219,7 @@ public final class Zk {
         CompletableFuture<T> f = new CompletableFuture<>();
         BackgroundCallback cb = (c, event) -> {
             int rc = event.getResultCode();
+            replyListener.accept(rc);
             metrics.zkOperation(op, System.nanoTime() - start, rc);
             if (rc == 0) {
                 try {

@@ -36,6 +36,29 @@ class LockQueueTest {
         return names;
     }
 
+    /**
+     * The watch mirror keeps its queues sorted and counts holders from the head ({@link LockQueue#holderCount}, issue
+     * 10, finding 15): it must agree with {@link LockQueue#holders()} for every queue, damaged ones included (sequences
+     * at or past the limit, negative, or tied).
+     */
+    @Test
+    void holderCount_fromTheSortedHead_agreesWithHolders_onRandomQueuesWithDamage() {
+        java.util.Random random = new java.util.Random(10);
+        long[] odd = {LockQueue.SEQUENCE_LIMIT, -5, -2147483648L};
+        for (int round = 0; round < 20_000; round++) {
+            int n = random.nextInt(9);
+            List<String> names = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                Mode mode = random.nextInt(3) == 0 ? Mode.EXCLUSIVE : Mode.SHARED;
+                long seq = random.nextInt(10) == 0 ? odd[random.nextInt(odd.length)] : random.nextInt(12);
+                names.add(QueueEntry.prefix("id" + i, mode) + (seq < 0 ? Long.toString(seq) : String.format("%010d", seq)));
+            }
+            LockQueue q = LockQueue.of(names);
+            List<QueueEntry> sorted = new ArrayList<>(q.entries());
+            assertThat(LockQueue.holderCount(sorted.iterator())).as("%s", names).isEqualTo(q.holders().size());
+        }
+    }
+
     @Test
     void holders_matchTheModel_forEveryQueueUpToEightEntries() {
         for (int n = 0; n <= 8; n++) {

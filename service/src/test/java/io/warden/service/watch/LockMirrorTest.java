@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warden.service.api.Mode;
 import io.warden.service.lock.QueueEntry;
-import io.warden.service.lock.QueueNodeData;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -18,8 +17,20 @@ class LockMirrorTest {
         return QueueEntry.parse(QueueEntry.prefix(id, mode) + String.format("%010d", seq)).orElseThrow();
     }
 
-    private static QueueNodeData data(String session, Mode mode) {
-        return new QueueNodeData(session, "client-" + session, "req", mode);
+    /** A transaction at {@code zxid}: {@code created} entries with their sessions, then {@code deleted} node names. */
+    private static Transaction txn(long zxid, Map<QueueEntry, String> created, String... deleted) {
+        Transaction t = new Transaction(zxid);
+        created.forEach((e, session) -> {
+            t.queueNodeCreated(LOCK, e);
+            if (session != null) {
+                t.sessionsByRequest.put(e.id(), session);
+                t.clientsByRequest.put(e.id(), "client-" + session);
+            }
+        });
+        for (String node : deleted) {
+            t.queueNodeDeleted(LOCK, node);
+        }
+        return t;
     }
 
     private static List<WatchEvent.Type> types(List<WatchEvent> events) {
@@ -32,13 +43,14 @@ class LockMirrorTest {
         QueueEntry r1 = entry("r1", Mode.SHARED, 1);
         QueueEntry r2 = entry("r2", Mode.SHARED, 2);
         QueueEntry w = entry("w", Mode.EXCLUSIVE, 3);
-        assertThat(types(m.created(LOCK, r1, 10, 10, data("s1", Mode.SHARED)))).containsExactly(WatchEvent.Type.QUEUED, WatchEvent.Type.GRANTED);
-        assertThat(types(m.created(LOCK, r2, 11, 11, data("s2", Mode.SHARED)))).containsExactly(WatchEvent.Type.QUEUED, WatchEvent.Type.GRANTED);
-        assertThat(types(m.created(LOCK, w, 12, 12, data("s3", Mode.EXCLUSIVE)))).containsExactly(WatchEvent.Type.QUEUED);
-        assertThat(types(m.deleted(LOCK, r1.node(), 13))).containsExactly(WatchEvent.Type.RELEASED);
-        List<WatchEvent> last = m.deleted(LOCK, r2.node(), 14);
+        assertThat(types(m.apply(txn(10, Map.of(r1, "s1"))))).containsExactly(WatchEvent.Type.QUEUED, WatchEvent.Type.GRANTED);
+        assertThat(types(m.apply(txn(11, Map.of(r2, "s2"))))).containsExactly(WatchEvent.Type.QUEUED, WatchEvent.Type.GRANTED);
+        assertThat(types(m.apply(txn(12, Map.of(w, "s3"))))).containsExactly(WatchEvent.Type.QUEUED);
+        assertThat(types(m.apply(txn(13, Map.of(), r1.node())))).containsExactly(WatchEvent.Type.RELEASED);
+        List<WatchEvent> last = m.apply(txn(14, Map.of(), r2.node()));
         assertThat(types(last)).containsExactly(WatchEvent.Type.RELEASED, WatchEvent.Type.GRANTED);
         assertThat(last.get(1).sessionId()).isEqualTo("s3");
+        assertThat(last.get(1).clientId()).isEqualTo("client-s3");
         assertThat(last.get(1).token()).isEqualTo(12);
         assertThat(last.get(1).revision()).isEqualTo(14);
     }
@@ -49,15 +61,37 @@ class LockMirrorTest {
         QueueEntry held = entry("h", Mode.EXCLUSIVE, 1);
         QueueEntry waiting = entry("x", Mode.EXCLUSIVE, 2);
         QueueEntry other = entry("o", Mode.EXCLUSIVE, 3);
-        m.created(LOCK, held, 10, 10, data("gone", Mode.EXCLUSIVE));
-        m.created(LOCK, waiting, 11, 11, data("gone", Mode.EXCLUSIVE));
-        m.created(LOCK, other, 12, 12, data("live", Mode.EXCLUSIVE));
-        m.expiring("gone", 20);
-        m.lockDelayCreated("gone");
-        assertThat(types(m.deleted(LOCK, waiting.node(), 20))).containsExactly(WatchEvent.Type.EXPIRED);
-        assertThat(types(m.deleted(LOCK, held.node(), 30))).as("lock-delay ends").containsExactly(WatchEvent.Type.EXPIRED, WatchEvent.Type.GRANTED);
-        m.lockDelayDeleted("gone");
-        assertThat(types(m.deleted(LOCK, other.node(), 31))).containsExactly(WatchEvent.Type.RELEASED);
+        m.apply(txn(10, Map.of(held, "gone")));
+        m.apply(txn(11, Map.of(waiting, "gone")));
+        m.apply(txn(12, Map.of(other, "live")));
+        Transaction expiry = txn(20, Map.of(), waiting.node());
+        expiry.expiring.add("gone");
+        expiry.lockDelaysCreated.add("gone");
+        assertThat(types(m.apply(expiry))).containsExactly(WatchEvent.Type.EXPIRED);
+        Transaction delayEnds = txn(30, Map.of(), held.node());
+        delayEnds.lockDelaysDeleted.add("gone");
+        assertThat(types(m.apply(delayEnds))).as("lock-delay ends").containsExactly(WatchEvent.Type.EXPIRED, WatchEvent.Type.GRANTED);
+        assertThat(types(m.apply(txn(31, Map.of(), other.node())))).containsExactly(WatchEvent.Type.RELEASED);
+    }
+
+    /**
+     * Issue 10, finding 12: closing a session that held L and also waited on L, with T waiting behind, was reported per
+     * deletion as RELEASED(hold), GRANTED(its own wait), RELEASED(its own wait), GRANTED(T): a request that never held
+     * was GRANTED. Derived from the state before and after the transaction it is what the close reply says: the hold
+     * released, the wait cancelled, T granted.
+     */
+    @Test
+    void aTransactionRemovingAHoldAndTheWaitBehindIt_neverGrantsTheWait() {
+        LockMirror m = new LockMirror();
+        QueueEntry hold = entry("hold", Mode.EXCLUSIVE, 1);
+        QueueEntry ownWait = entry("own", Mode.EXCLUSIVE, 2);
+        QueueEntry other = entry("t", Mode.EXCLUSIVE, 3);
+        m.apply(txn(10, Map.of(hold, "s")));
+        m.apply(txn(11, Map.of(ownWait, "s")));
+        m.apply(txn(12, Map.of(other, "t")));
+        List<WatchEvent> close = m.apply(txn(20, Map.of(), hold.node(), ownWait.node()));
+        assertThat(close).extracting(e -> e.type() + " " + e.token()).containsExactly("RELEASED 10", "CANCELLED 11", "GRANTED 12");
+        assertThat(close).allSatisfy(e -> assertThat(e.revision()).isEqualTo(20));
     }
 
     @Test
@@ -65,11 +99,11 @@ class LockMirrorTest {
         LockMirror m = new LockMirror();
         QueueEntry a = entry("a", Mode.EXCLUSIVE, 1);
         m.load(new LockMirror.Snapshot(Map.of(LOCK, new LockMirror.LockRead(50,
-                List.of(new MirroredLock.Node(a, 40, data("s", Mode.EXCLUSIVE))))), Set.of()));
-        assertThat(m.created(LOCK, a, 40, 40, data("s", Mode.EXCLUSIVE))).isEmpty();
-        assertThat(m.deleted(LOCK, "_c_zz-__WRIT__0000000000", 45)).isEmpty();
+                List.of(new MirroredLock.Node(a, 40, "s", "client-s")))), Set.of()));
+        assertThat(m.apply(txn(40, Map.of(a, "s")))).isEmpty();
+        assertThat(m.apply(txn(45, Map.of(), "_c_zz-__WRIT__0000000000"))).isEmpty();
         assertThat(m.views(WatchFilter.of(LOCK, null), 50).get(0).holders()).hasSize(1);
-        assertThat(types(m.deleted(LOCK, a.node(), 51))).containsExactly(WatchEvent.Type.RELEASED);
+        assertThat(types(m.apply(txn(51, Map.of(), a.node())))).containsExactly(WatchEvent.Type.RELEASED);
         assertThat(m.views(WatchFilter.of(null, "ns"), 51)).isEmpty();
     }
 
@@ -77,11 +111,11 @@ class LockMirrorTest {
     void history_coversResumesFromItsFloor_only() {
         EventHistory h = new EventHistory(2);
         h.reset(100);
-        h.add(new WatchEvent(101, WatchEvent.Type.QUEUED, LOCK, "s", Mode.EXCLUSIVE, 101));
-        h.add(new WatchEvent(102, WatchEvent.Type.QUEUED, "ns/b", "s", Mode.EXCLUSIVE, 102));
+        h.add(new WatchEvent(101, WatchEvent.Type.QUEUED, LOCK, "s", "c", Mode.EXCLUSIVE, 101));
+        h.add(new WatchEvent(102, WatchEvent.Type.QUEUED, "ns/b", "s", "c", Mode.EXCLUSIVE, 102));
         assertThat(h.after(99, WatchFilter.of(null, "ns"))).isEmpty();
         assertThat(h.after(100, WatchFilter.of(LOCK, null)).orElseThrow()).extracting(WatchEvent::revision).containsExactly(101L);
-        h.add(new WatchEvent(103, WatchEvent.Type.GRANTED, LOCK, "s", Mode.EXCLUSIVE, 101));
+        h.add(new WatchEvent(103, WatchEvent.Type.GRANTED, LOCK, "s", "c", Mode.EXCLUSIVE, 101));
         assertThat(h.floor()).isEqualTo(101);
         assertThat(h.after(100, WatchFilter.of(LOCK, null))).as("101 was dropped").isEmpty();
         assertThat(h.after(101, WatchFilter.of(null, "ns")).orElseThrow()).extracting(WatchEvent::revision).containsExactly(102L, 103L);
