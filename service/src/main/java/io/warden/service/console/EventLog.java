@@ -2,6 +2,7 @@ package io.warden.service.console;
 
 import io.warden.console.model.LockEvent;
 import io.warden.console.model.Mode;
+import io.warden.service.watch.EventBatch;
 import io.warden.service.watch.Resync;
 import io.warden.service.watch.WatchEvent;
 import io.warden.service.watch.WatchFilter;
@@ -66,10 +67,13 @@ final class EventLog implements WatchSink {
     }
 
     @Override
-    public boolean events(List<WatchEvent> events) {
+    public boolean events(EventBatch batch, int[] selected) {
         Instant now = wallClock.instant();
+        List<WatchEvent> all = batch.events();
+        int count = selected == null ? all.size() : selected.length;
         synchronized (this) {
-            for (WatchEvent e : events) {
+            for (int i = 0; i < count; i++) {
+                WatchEvent e = all.get(selected == null ? i : selected[i]);
                 Deque<LockEvent> q = byLock.computeIfAbsent(e.name(), n -> new ArrayDeque<>());
                 q.addFirst(new LockEvent(e.revision(), e.type().name(), e.sessionId(), Mode.valueOf(e.mode().name()),
                         e.token(), now));

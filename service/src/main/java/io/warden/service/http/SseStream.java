@@ -1,6 +1,7 @@
 package io.warden.service.http;
 
 import io.javalin.http.Context;
+import io.warden.service.watch.EventBatch;
 import io.warden.service.watch.Resync;
 import io.warden.service.watch.WatchEvent;
 import io.warden.service.watch.WatchSink;
@@ -16,9 +17,9 @@ import org.slf4j.LoggerFactory;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.Executor;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * One {@code GET /v1/watch} response: a Server-Sent Events stream written with the Servlet API's non-blocking output,
@@ -39,12 +40,16 @@ import java.util.concurrent.Executor;
  */
 final class SseStream implements WatchSink, WriteListener, AsyncListener {
     static final int MAX_QUEUED_BYTES = 1 << 20;
+    /** Events serialised, ever (tests: once per event, not once per watch). */
+    static final AtomicLong ENCODED = new AtomicLong();
+    private static final Json JSON = new Json();
     private static final Logger log = LoggerFactory.getLogger(SseStream.class);
 
     private final Json json;
     private final Executor executor;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
-    private final ArrayDeque<byte[]> queue = new ArrayDeque<>();
+    /** Frames ({@code byte[]}) and transactions ({@link Slice}) to write, in order. Guarded by this. */
+    private final ArrayDeque<Object> queue = new ArrayDeque<>();
     private long queuedBytes;
     private boolean draining = true;
     private boolean closing;
@@ -83,30 +88,51 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
 
     // ------------------------------------------------------------------ WatchSink (the hub's thread)
 
+    /**
+     * One transaction's events (those the watch covers) as frames: the events' frames are the batch's, made once for
+     * every stream (issue 10, finding 15), and only the last carries the id, so {@code Last-Event-ID} never names a
+     * revision whose events were not all sent (finding 10).
+     */
     @Override
-    public boolean events(List<WatchEvent> events) {
-        StringBuilder frames = new StringBuilder(256 * events.size());
-        for (int i = 0; i < events.size(); i++) {
-            WatchEvent e = events.get(i);
-            // Several events can share a revision (one transaction). Only the last of them carries the id, so a client
-            // cut off in the middle resumes (Last-Event-ID) from the revision before and gets all of them again: it may
-            // see a few twice (same revision, same event), never miss one.
-            boolean lastOfRevision = i + 1 == events.size() || events.get(i + 1).revision() != e.revision();
-            frame(frames, lastOfRevision ? e.revision() : null, e.type().name(), json.write(Replies.WatchEventReply.of(e)));
+    public boolean events(EventBatch batch, int[] selected) {
+        return slice(batch, selected, false);
+    }
+
+    /** A transaction from the history: its frames are kept there anyway, so it does not count against the queue's bound. */
+    @Override
+    public boolean replay(EventBatch batch, int[] selected) {
+        return slice(batch, selected, true);
+    }
+
+    private boolean slice(EventBatch batch, int[] selected, boolean replayed) {
+        byte[][] frames = batch.frames(SseStream::encode);
+        int n = selected == null ? frames.length : selected.length;
+        if (n == 0) {
+            return true;
         }
-        return offer(frames.toString().getBytes(StandardCharsets.UTF_8), false);
+        byte[] idLine = ("id: " + batch.revision() + "\n").getBytes(StandardCharsets.US_ASCII);
+        long bytes = idLine.length;
+        for (int k = 0; k < n; k++) {
+            bytes += frames[selected == null ? k : selected[k]].length;
+        }
+        return offer(new Slice(frames, selected, n, idLine, replayed ? 0 : bytes), replayed ? 0 : bytes, false);
     }
 
     @Override
     public boolean resync(Resync resync) {
         StringBuilder frame = new StringBuilder(512);
-        frame(frame, resync.revision(), Replies.ResyncReply.TYPE, json.write(Replies.ResyncReply.of(resync)));
-        return offer(frame.toString().getBytes(StandardCharsets.UTF_8), false);
+        frame.append("id: ").append(resync.revision()).append('\n');
+        frame.append("event: ").append(Replies.ResyncReply.TYPE).append('\n')
+                .append("data: ").append(new String(json.write(Replies.ResyncReply.of(resync)), StandardCharsets.UTF_8))
+                .append("\n\n");
+        byte[] bytes = frame.toString().getBytes(StandardCharsets.UTF_8);
+        return offer(bytes, bytes.length, false);
     }
 
     @Override
     public void heartbeat() {
-        offer(": keepalive\n\n".getBytes(StandardCharsets.UTF_8), true);
+        byte[] bytes = ": keepalive\n\n".getBytes(StandardCharsets.UTF_8);
+        offer(bytes, bytes.length, true);
     }
 
     /** Ends the stream after what is queued has been written, with a last comment saying why. */
@@ -127,23 +153,69 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
         }
     }
 
-    private static void frame(StringBuilder sb, Long id, String event, byte[] data) {
-        if (id != null) {
-            sb.append("id: ").append(id).append('\n');
-        }
-        sb.append("event: ").append(event).append('\n')
-                .append("data: ").append(new String(data, StandardCharsets.UTF_8)).append("\n\n");
-    }
-
-    private void comment(String text) {
-        offer((": " + text.replace('\n', ' ').replace('\r', ' ') + "\n\n").getBytes(StandardCharsets.UTF_8), false);
+    /** The frame of one event without its id: {@code event: TYPE}, {@code data: JSON}, a blank line. */
+    static byte[] encode(WatchEvent e) {
+        ENCODED.incrementAndGet();
+        byte[] data = JSON.write(Replies.WatchEventReply.of(e));
+        byte[] head = ("event: " + e.type().name() + "\ndata: ").getBytes(StandardCharsets.US_ASCII);
+        byte[] out = new byte[head.length + data.length + 2];
+        System.arraycopy(head, 0, out, 0, head.length);
+        System.arraycopy(data, 0, out, head.length, data.length);
+        out[out.length - 2] = '\n';
+        out[out.length - 1] = '\n';
+        return out;
     }
 
     /**
-     * Queues a frame and makes sure a drain will write it. {@code optional} frames (heartbeats) are skipped when
-     * something is queued anyway. False when the stream is closed or the frame does not fit (the stream is then cut).
+     * A transaction's frames queued on this stream, written piece by piece: the frames of the selected events, with
+     * the id line before the last one. The frames are shared with every other stream; {@code next} belongs to the
+     * running drain.
      */
-    private boolean offer(byte[] frame, boolean optional) {
+    private static final class Slice {
+        final byte[][] frames;
+        final int[] selected;
+        final int count;
+        final byte[] idLine;
+        final long bytes;
+        int next;
+
+        Slice(byte[][] frames, int[] selected, int count, byte[] idLine, long bytes) {
+            this.frames = frames;
+            this.selected = selected;
+            this.count = count;
+            this.idLine = idLine;
+            this.bytes = bytes;
+        }
+
+        /** The next piece to write; {@link #done()} after the last. */
+        byte[] nextPiece() {
+            int j = next++;
+            if (j < count - 1) {
+                return frame(j);
+            }
+            return j == count - 1 ? idLine : frame(count - 1);
+        }
+
+        boolean done() {
+            return next > count;
+        }
+
+        private byte[] frame(int k) {
+            return frames[selected == null ? k : selected[k]];
+        }
+    }
+
+    private void comment(String text) {
+        byte[] bytes = (": " + text.replace('\n', ' ').replace('\r', ' ') + "\n\n").getBytes(StandardCharsets.UTF_8);
+        offer(bytes, bytes.length, false);
+    }
+
+    /**
+     * Queues an item (a frame, or a {@link Slice}) of {@code bytes} and makes sure a drain will write it.
+     * {@code optional} items (heartbeats) are skipped when something is queued anyway. False when the stream is closed
+     * or the item does not fit (the stream is then cut).
+     */
+    private boolean offer(Object item, long bytes, boolean optional) {
         boolean start = false;
         synchronized (this) {
             if (closed || closing) {
@@ -152,13 +224,13 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
             if (optional && !queue.isEmpty()) {
                 return true;
             }
-            if (!queue.isEmpty() && queuedBytes + frame.length > MAX_QUEUED_BYTES) {
+            if (bytes > 0 && !queue.isEmpty() && queuedBytes + bytes > MAX_QUEUED_BYTES) {
                 closed = true;
                 queue.clear();
                 queuedBytes = 0;
             } else {
-                queue.addLast(frame);
-                queuedBytes += frame.length;
+                queue.addLast(item);
+                queuedBytes += bytes;
                 if (!draining && out != null) {
                     draining = true;
                     start = true;
@@ -196,16 +268,24 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
         }
         try {
             while (o.isReady()) { // when false, Jetty calls onWritePossible later and that drain goes on
-                byte[] next;
+                byte[] next = null;
                 boolean finish = false;
                 synchronized (this) {
                     if (closed) {
                         draining = false;
                         return;
                     }
-                    next = queue.pollFirst();
-                    if (next != null) {
-                        queuedBytes -= next.length;
+                    Object head = queue.peekFirst();
+                    if (head instanceof byte[] frame) {
+                        queue.pollFirst();
+                        queuedBytes -= frame.length;
+                        next = frame;
+                    } else if (head instanceof Slice slice) {
+                        next = slice.nextPiece();
+                        if (slice.done()) {
+                            queue.pollFirst();
+                            queuedBytes -= slice.bytes;
+                        }
                     } else if (!unflushed) {
                         draining = false;
                         if (!closing) {

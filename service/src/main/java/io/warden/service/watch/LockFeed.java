@@ -26,6 +26,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Feeds the {@link LockMirror} from ZooKeeper: one persistent recursive watch each on {@code /locks}, {@code /expired},
@@ -110,6 +111,8 @@ final class LockFeed {
     private final AtomicInteger mostPending = new AtomicInteger();
     /** Times the hub fell behind (tests and metrics). */
     private final AtomicInteger fallBehinds = new AtomicInteger();
+    /** Notifications dropped because the hub had fallen behind (tests and metrics). */
+    private final AtomicLong dropped = new AtomicLong();
     /** Probes sent (tests and metrics). */
     private final AtomicInteger probes = new AtomicInteger();
 
@@ -172,6 +175,10 @@ final class LockFeed {
 
     int fallBehinds() {
         return fallBehinds.get();
+    }
+
+    long dropped() {
+        return dropped.get();
     }
 
     int probes() {
@@ -308,12 +315,17 @@ final class LockFeed {
             return;
         }
         Note note = note(event);
-        if (note == null || overflowed.get()) {
-            return; // irrelevant; or dropped while the hub is behind (it rebuilds once it has caught up)
+        if (note == null) {
+            return;
+        }
+        if (overflowed.get()) {
+            dropped.incrementAndGet(); // the hub is behind: it rebuilds once it has caught up
+            return;
         }
         int waiting = pending.incrementAndGet();
         if (waiting > maxPending) {
             pending.decrementAndGet();
+            dropped.incrementAndGet();
             if (overflowed.compareAndSet(false, true)) {
                 onHub(this::fellBehind);
             }

@@ -9,6 +9,9 @@ import java.util.regex.Pattern;
  * Which locks a watch covers: one lock by its full name, or every lock under a prefix. A prefix is a namespace
  * ({@code payments}: every lock of that namespace) or a namespace followed by {@code /} and the start of a path
  * ({@code payments/invoice-}: every lock whose name starts with that string).
+ *
+ * <p>The hub indexes watches by {@link #name()} and {@link #prefix()} ({@code SubscriberIndex}); a filter with neither
+ * would be checked against every event.
  */
 public record WatchFilter(String name, String prefix) {
     private static final Pattern PREFIX_REST = Pattern.compile("[A-Za-z0-9._:/-]*");
@@ -48,6 +51,14 @@ public record WatchFilter(String name, String prefix) {
 
     public static WatchFilter name(LockName name) {
         return new WatchFilter(name.toString(), null);
+    }
+
+    /**
+     * Whether the watch wants this event. The hub asks this of every watch its index names for the event's lock (see
+     * {@code SubscriberIndex}); a filter with conditions beyond the lock name (a session, say) adds them here.
+     */
+    public boolean matches(WatchEvent event) {
+        return matches(event.name());
     }
 
     public boolean matches(String lockName) {

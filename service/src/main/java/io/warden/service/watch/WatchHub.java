@@ -8,32 +8,43 @@ import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Iterator;
+import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * The gateway's watches ({@code GET /v1/watch}): one mirror of every lock queue in the cell, kept by one set of
- * ZooKeeper watches ({@link LockFeed}), a bounded history of the events it made ({@link EventHistory}), and the
- * subscribers, each with a filter and a sink.
+ * ZooKeeper watches ({@link LockFeed}), a bounded history of the transactions it published ({@link EventHistory}), and
+ * the subscribers, each with a filter and a sink.
  *
- * <p>Revisions are zxids. A subscriber that resumes from a revision the history still covers gets exactly the events
- * after it; one that resumes from further back (or from before this gateway started) first gets one {@link Resync} with
- * the current state from the mirror. After a reconnection to ZooKeeper (events may have been missed) the history
- * starts again and every subscriber gets a {@code Resync}.
+ * <p>Revisions are zxids. The hub publishes whole transactions ({@link EventBatch}): each watch gets the events of a
+ * transaction that its filter covers in one call, and watches start (or get a RESYNC) only between transactions, so a
+ * RESYNC is exact as of its revision. A subscriber that resumes from a revision the history still covers gets exactly
+ * the events after it; one that resumes from further back (or from before this gateway started) first gets one
+ * {@link Resync} with the current state from the mirror; one that resumes from a revision this gateway has not reached
+ * is served after the gateway has caught up with ZooKeeper ({@link LockFeed#catchUp}), and with a RESYNC when the
+ * revision is still ahead (a restored or another ensemble). After a reconnection to ZooKeeper (events may have been
+ * missed) the history starts again and every subscriber gets a {@code Resync}.
  *
- * <p>Concurrency: one thread ({@code warden-watch}) owns the mirror, the history and the subscriber sets; everything
- * else hands it tasks. Sinks never block it (they queue, bounded). {@link #subscribe} and {@link Sub#cancel} may be
- * called from any thread.
+ * <p>Fan-out (issue 10, finding 15): subscribers are indexed by name and prefix ({@link SubscriberIndex}), so an event
+ * costs the watches that may want it; each event is serialised once, by the first stream that sends it
+ * ({@link EventBatch#frames}); the hand-off from ZooKeeper's thread is bounded ({@link LockFeed}).
+ *
+ * <p>Concurrency: one thread ({@code warden-watch}) owns the mirror, the history, the index, the parked subscribers and
+ * every {@link Sub}'s mutable fields; everything else hands it tasks. Sinks never block it (they queue, bounded).
+ * {@link #subscribe} and {@link Sub#cancel} may be called from any thread. What bounds each collection: the index and
+ * {@code parked}, {@link #MAX_WATCHES} (429 past it); the history, its capacity in events; {@code touched}, the
+ * watches.
  */
 public final class WatchHub implements WatchSource, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WatchHub.class);
@@ -50,13 +61,17 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CompletableFuture<Long> firstReady = new CompletableFuture<>();
     private volatile Clock.Cancellable heartbeatTimer;
+    /** Filter checks, and calls of sinks with events (tests: the cost of an event is the watches that want it). */
+    private final AtomicLong filterChecks = new AtomicLong();
+    private final AtomicLong deliveries = new AtomicLong();
 
     // Confined to the hub's thread:
-    private final Set<Sub> live = new LinkedHashSet<>();
-    private final List<Sub> parked = new ArrayList<>();
+    private final SubscriberIndex<Sub> live = new SubscriberIndex<>();
+    private final Set<Sub> parked = new LinkedHashSet<>();
+    private final List<Sub> touched = new ArrayList<>();
     private boolean ready;
     private boolean resyncOnReady;
-    /** The revision the mirror is exact at: the ready revision or the newest event published since. */
+    /** The revision the mirror is exact at: the ready revision or the last transaction applied since. */
     private long revision;
 
     public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity) {
@@ -105,7 +120,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
             throw WardenException.exhausted("this gateway already serves " + MAX_WATCHES + " watches; watch on another gateway");
         }
         Sub sub = new Sub(filter, sinceRevision, sink);
-        if (!onHub(() -> activate(sub))) {
+        if (!onHub(() -> activate(sub, false))) {
             sub.cancel();
             throw WardenException.unavailable("this gateway is stopping; watch on another gateway", null);
         }
@@ -141,11 +156,17 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         return watches.get();
     }
 
-    // ------------------------------------------------------------------ the hub's thread
-
-    private void activate(Sub sub) {
-        activate(sub, false);
+    /** What the fan-out has cost so far, in counts (tests and metrics). */
+    public record Stats(long filterChecks, long deliveries, int mostPendingNotifications, long droppedNotifications,
+                        int fallBehinds, int probes) {
     }
+
+    public Stats stats() {
+        return new Stats(filterChecks.get(), deliveries.get(), feed.mostPending(), feed.dropped(), feed.fallBehinds(),
+                feed.probes());
+    }
+
+    // ------------------------------------------------------------------ the hub's thread
 
     /** On the hub's thread, between transactions: the mirror is exact as of {@code revision} (issue 10, finding 11). */
     private void activate(Sub sub, boolean caughtUp) {
@@ -164,19 +185,25 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         }
         if (sub.since != null) {
             // Still past it after catching up: answered like a revision older than the history, with the current state.
-            Optional<List<WatchEvent>> missed = sub.since > revision ? Optional.empty() : history.after(sub.since, sub.filter);
+            Optional<List<EventHistory.Replay>> missed = sub.since > revision ? Optional.empty() : history.after(sub.since, sub.filter);
             if (missed.isPresent()) {
                 sub.after = sub.since; // events at or before it come no more (another gateway may have been ahead)
-                if (!missed.get().isEmpty() && !sub.sink.events(missed.get())) {
-                    drop(sub);
-                    return;
+                for (EventHistory.Replay r : missed.get()) {
+                    deliveries.incrementAndGet();
+                    if (!sub.sink.replay(r.batch(), r.selected())) {
+                        drop(sub);
+                        return;
+                    }
                 }
             } else if (!sub.sink.resync(new Resync(revision, mirror.views(sub.filter, revision)))) {
                 drop(sub);
                 return;
             }
         }
-        live.add(sub);
+        if (!sub.cancelled.get()) {
+            live.add(sub, sub.filter);
+            sub.indexed = true;
+        }
     }
 
     /** From the feed: the mirror is being rebuilt; until {@link #ready}, new subscribers wait. */
@@ -194,52 +221,61 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         history.reset(zxid);
         if (resyncOnReady) {
             resyncOnReady = false;
-            for (Iterator<Sub> it = live.iterator(); it.hasNext(); ) {
-                Sub sub = it.next();
+            List<Sub> all = new ArrayList<>(live.size());
+            forEachLive(all::add);
+            for (Sub sub : all) {
                 if (!sub.sink.resync(new Resync(zxid, mirror.views(sub.filter, zxid)))) {
-                    it.remove();
-                    sub.release();
+                    drop(sub);
                 }
             }
         }
         List<Sub> waiting = new ArrayList<>(parked);
         parked.clear();
-        waiting.forEach(this::activate);
+        waiting.forEach(s -> activate(s, false));
         firstReady.complete(zxid);
     }
 
-    /** From the feed: one whole transaction applied, and its events in order (maybe none). */
+    /** From the feed: one whole transaction applied at {@code zxid}, and its events in order (maybe none). */
     void publish(long zxid, List<WatchEvent> events) {
         revision = Math.max(revision, zxid);
         if (events.isEmpty()) {
             return;
         }
-        for (WatchEvent e : events) {
-            history.add(e);
-        }
-        for (Iterator<Sub> it = live.iterator(); it.hasNext(); ) {
-            Sub sub = it.next();
-            List<WatchEvent> mine = null;
-            for (WatchEvent e : events) {
-                if (e.revision() > sub.after && sub.filter.matches(e.name())) {
-                    if (mine == null) {
-                        mine = new ArrayList<>(events.size());
-                    }
-                    mine.add(e);
+        EventBatch batch = new EventBatch(zxid, events);
+        history.add(batch);
+        touched.clear();
+        for (int i = 0; i < events.size(); i++) {
+            WatchEvent e = events.get(i);
+            int index = i;
+            live.candidates(e.name(), sub -> {
+                filterChecks.incrementAndGet();
+                if (zxid > sub.after && sub.filter.matches(e)) {
+                    sub.pick(batch, index, touched);
                 }
-            }
-            if (mine != null && !sub.sink.events(mine)) {
-                it.remove();
-                sub.release();
+            });
+        }
+        for (Sub sub : touched) {
+            int[] selected = sub.picked(events.size());
+            deliveries.incrementAndGet();
+            if (!sub.sink.events(batch, selected)) {
+                drop(sub);
                 log.debug("watch {} dropped: its consumer is too slow", sub.filter);
             }
         }
+        touched.clear();
     }
 
     private void drop(Sub sub) {
-        live.remove(sub);
+        if (sub.indexed) {
+            live.remove(sub, sub.filter);
+            sub.indexed = false;
+        }
         parked.remove(sub);
         sub.release();
+    }
+
+    private void forEachLive(java.util.function.Consumer<Sub> each) {
+        live.forEach(each);
     }
 
     private void scheduleHeartbeat() {
@@ -248,7 +284,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         }
         heartbeatTimer = clock.schedule(HEARTBEAT, () -> {
             onHub(() -> {
-                live.forEach(s -> s.sink.heartbeat());
+                forEachLive(s -> s.sink.heartbeat());
                 // Parked watches too (issue 10, finding 16): during an outage only a write tells a dead client's slot.
                 parked.forEach(s -> s.sink.heartbeat());
             });
@@ -277,11 +313,10 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         }
         feed.stop();
         onHub(() -> {
-            for (Sub sub : new ArrayList<>(live)) {
-                sub.sink.close("gateway stopping");
-                drop(sub);
-            }
-            for (Sub sub : new ArrayList<>(parked)) {
+            List<Sub> all = new ArrayList<>();
+            forEachLive(all::add);
+            all.addAll(parked);
+            for (Sub sub : all) {
                 sub.sink.close("gateway stopping");
                 drop(sub);
             }
@@ -297,13 +332,18 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         }
     }
 
-    /** A subscriber. {@code after} is confined to the hub's thread. */
+    /** A subscriber. Its mutable fields are confined to the hub's thread; {@code cancelled} is shared. */
     private final class Sub implements Subscription {
         final WatchFilter filter;
         final Long since;
         final WatchSink sink;
         final AtomicBoolean cancelled = new AtomicBoolean();
         long after = Long.MIN_VALUE;
+        boolean indexed;
+        /** The batch being published and the indexes of its events this watch covers (publish's scratch). */
+        private EventBatch picking;
+        private int[] picks = new int[4];
+        private int pickCount;
 
         Sub(WatchFilter filter, Long since, WatchSink sink) {
             this.filter = filter;
@@ -311,11 +351,36 @@ public final class WatchHub implements WatchSource, AutoCloseable {
             this.sink = sink;
         }
 
+        void pick(EventBatch batch, int index, List<Sub> touched) {
+            if (picking != batch) {
+                picking = batch;
+                pickCount = 0;
+                touched.add(this);
+            }
+            if (pickCount == picks.length) {
+                picks = Arrays.copyOf(picks, picks.length * 2);
+            }
+            picks[pickCount++] = index;
+        }
+
+        /** The indexes picked from the batch, null when all {@code size} of them; and forgets the batch. */
+        int[] picked(int size) {
+            picking = null;
+            int[] out = pickCount == size ? null : Arrays.copyOf(picks, pickCount);
+            if (picks.length > 64) {
+                picks = new int[4]; // a large transaction's scratch is not kept
+            }
+            return out;
+        }
+
         @Override
         public void cancel() {
             if (release()) {
                 onHub(() -> {
-                    live.remove(this);
+                    if (indexed) {
+                        live.remove(this, filter);
+                        indexed = false;
+                    }
                     parked.remove(this);
                 });
             }

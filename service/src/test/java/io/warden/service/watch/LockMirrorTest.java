@@ -94,6 +94,31 @@ class LockMirrorTest {
         assertThat(close).allSatisfy(e -> assertThat(e.revision()).isEqualTo(20));
     }
 
+    /**
+     * Issue 10, finding 15: every change re-parsed and re-sorted the lock's whole queue, so at 10,000 waiters each
+     * change cost 10,000 parsed names (and their garbage). Counted in bytes the applying thread allocates (a count, not a
+     * timing): 1,000 changes at the tail of a 10,000-waiter queue must cost about what they cost on a short queue.
+     */
+    @Test
+    void aChangeToAQueueOf10000Waiters_doesNotCostTheWholeQueue() {
+        com.sun.management.ThreadMXBean threads = (com.sun.management.ThreadMXBean) java.lang.management.ManagementFactory.getThreadMXBean();
+        LockMirror m = new LockMirror();
+        m.apply(txn(1, Map.of(entry("holder", Mode.EXCLUSIVE, 0), "h")));
+        for (int i = 1; i <= 10_000; i++) {
+            m.apply(txn(1 + i, Map.of(entry("w" + i, Mode.EXCLUSIVE, i), "s" + i)));
+        }
+        long before = threads.getCurrentThreadAllocatedBytes();
+        for (int i = 0; i < 1000; i++) {
+            long seq = 10_001 + i;
+            QueueEntry late = entry("late" + i, Mode.EXCLUSIVE, seq);
+            assertThat(types(m.apply(txn(20_000 + 2 * i, Map.of(late, "x"))))).containsExactly(WatchEvent.Type.QUEUED);
+            assertThat(types(m.apply(txn(20_001 + 2 * i, Map.of(), late.node())))).containsExactly(WatchEvent.Type.CANCELLED);
+        }
+        long perChange = (threads.getCurrentThreadAllocatedBytes() - before) / 2000;
+        System.out.printf("bytes allocated per change of a 10,001-entry queue: %d%n", perChange);
+        assertThat(perChange).as("bytes allocated per change").isLessThan(20_000);
+    }
+
     @Test
     void afterARebuild_olderChangesAreIgnored() {
         LockMirror m = new LockMirror();
@@ -111,14 +136,43 @@ class LockMirrorTest {
     void history_coversResumesFromItsFloor_only() {
         EventHistory h = new EventHistory(2);
         h.reset(100);
-        h.add(new WatchEvent(101, WatchEvent.Type.QUEUED, LOCK, "s", "c", Mode.EXCLUSIVE, 101));
-        h.add(new WatchEvent(102, WatchEvent.Type.QUEUED, "ns/b", "s", "c", Mode.EXCLUSIVE, 102));
+        h.add(batch(new WatchEvent(101, WatchEvent.Type.QUEUED, LOCK, "s", "c", Mode.EXCLUSIVE, 101)));
+        h.add(batch(new WatchEvent(102, WatchEvent.Type.QUEUED, "ns/b", "s", "c", Mode.EXCLUSIVE, 102)));
         assertThat(h.after(99, WatchFilter.of(null, "ns"))).isEmpty();
-        assertThat(h.after(100, WatchFilter.of(LOCK, null)).orElseThrow()).extracting(WatchEvent::revision).containsExactly(101L);
-        h.add(new WatchEvent(103, WatchEvent.Type.GRANTED, LOCK, "s", "c", Mode.EXCLUSIVE, 101));
+        assertThat(revisions(h.after(100, WatchFilter.of(LOCK, null)).orElseThrow())).containsExactly(101L);
+        h.add(batch(new WatchEvent(103, WatchEvent.Type.GRANTED, LOCK, "s", "c", Mode.EXCLUSIVE, 101)));
         assertThat(h.floor()).isEqualTo(101);
         assertThat(h.after(100, WatchFilter.of(LOCK, null))).as("101 was dropped").isEmpty();
-        assertThat(h.after(101, WatchFilter.of(null, "ns")).orElseThrow()).extracting(WatchEvent::revision).containsExactly(102L, 103L);
+        assertThat(revisions(h.after(101, WatchFilter.of(null, "ns")).orElseThrow())).containsExactly(102L, 103L);
+    }
+
+    @Test
+    void history_keepsTransactionsWhole_andReplaysOnlyTheCoveredEventsOfEach() {
+        EventHistory h = new EventHistory(3);
+        h.reset(100);
+        h.add(batch(new WatchEvent(101, WatchEvent.Type.RELEASED, LOCK, "s", "c", Mode.EXCLUSIVE, 90),
+                new WatchEvent(101, WatchEvent.Type.RELEASED, "ns/b", "s", "c", Mode.EXCLUSIVE, 91)));
+        h.add(batch(new WatchEvent(102, WatchEvent.Type.QUEUED, "ns/b", "t", "c", Mode.EXCLUSIVE, 102),
+                new WatchEvent(102, WatchEvent.Type.GRANTED, "ns/b", "t", "c", Mode.EXCLUSIVE, 102)));
+        assertThat(h.floor()).as("a transaction is dropped whole").isEqualTo(101);
+        assertThat(h.size()).isEqualTo(2);
+        List<EventHistory.Replay> replay = h.after(101, WatchFilter.of("ns/b", null)).orElseThrow();
+        assertThat(replay).hasSize(1);
+        assertThat(replay.get(0).selected()).as("all of it").isNull();
+        h.add(batch(new WatchEvent(103, WatchEvent.Type.RELEASED, LOCK, "s", "c", Mode.EXCLUSIVE, 95),
+                new WatchEvent(103, WatchEvent.Type.RELEASED, "ns/b", "t", "c", Mode.EXCLUSIVE, 102)));
+        assertThat(h.after(102, WatchFilter.of("ns/b", null)).orElseThrow().get(0).selected()).containsExactly(1);
+    }
+
+    private static EventBatch batch(WatchEvent... events) {
+        return new EventBatch(events[0].revision(), List.of(events));
+    }
+
+    private static List<Long> revisions(List<EventHistory.Replay> replay) {
+        return replay.stream().flatMap(r -> {
+            List<WatchEvent> all = r.batch().events();
+            return r.selected() == null ? all.stream() : java.util.Arrays.stream(r.selected()).mapToObj(all::get);
+        }).map(WatchEvent::revision).toList();
     }
 
     @Test

@@ -1,0 +1,76 @@
+package io.warden.service.watch;
+
+import java.util.List;
+import java.util.function.Function;
+
+/**
+ * The events of one ZooKeeper transaction, as the hub publishes them: every watch gets a transaction's events in one
+ * call (the ones its filter covers), and the history keeps them together.
+ *
+ * <p>Serialised once (issue 10, finding 15): the wire form of each event is made the first time a stream asks for it
+ * ({@link #frame}) and shared by every stream that sends it, instead of once per watch. {@link #frameBytes} is what the
+ * frames take, counted once in the watches' memory budget while any stream still has them queued ({@link #refs}).
+ *
+ * <p>Concurrency: the events are immutable. {@code frames} is filled on the hub's thread only (streams ask for frames
+ * while the hub offers them the batch) and read by the streams' writers afterwards: the hand-over through each stream's
+ * monitor publishes it. {@code refs} is changed under {@link WatchMemory}'s accounting, from any thread.
+ */
+public final class EventBatch {
+    private final long revision;
+    private final List<WatchEvent> events;
+    private byte[][] frames;
+    private long frameBytes;
+    private int refs;
+
+    EventBatch(long revision, List<WatchEvent> events) {
+        this.revision = revision;
+        this.events = List.copyOf(events);
+    }
+
+    /** The zxid of the transaction; every event's revision. */
+    public long revision() {
+        return revision;
+    }
+
+    public List<WatchEvent> events() {
+        return events;
+    }
+
+    /**
+     * The wire form of every event, made by {@code encoder} on the first call (on the hub's thread) and shared after;
+     * every caller passes the same encoder (the HTTP layer's).
+     */
+    public byte[][] frames(Function<WatchEvent, byte[]> encoder) {
+        if (frames == null) {
+            byte[][] made = new byte[events.size()][];
+            long bytes = 0;
+            for (int i = 0; i < made.length; i++) {
+                made[i] = encoder.apply(events.get(i));
+                bytes += made[i].length;
+            }
+            frameBytes = bytes;
+            frames = made;
+        }
+        return frames;
+    }
+
+    /** What the frames take (0 before {@link #frames} was called). */
+    public long frameBytes() {
+        return frameBytes;
+    }
+
+    /** Under the budget's lock: one more stream has this batch queued; true when it is the first. */
+    boolean retain() {
+        return refs++ == 0;
+    }
+
+    /** Under the budget's lock: a stream wrote or dropped it; true when no stream has it queued any more. */
+    boolean release() {
+        return --refs == 0;
+    }
+
+    @Override
+    public String toString() {
+        return "batch " + revision + " (" + events.size() + " events)";
+    }
+}
