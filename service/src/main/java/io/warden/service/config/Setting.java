@@ -71,7 +71,11 @@ enum Setting {
     CONSOLE_ADMIN_TOKEN("console-admin-token", Kind.SECRET,
             "the console's admin credential (force-release, expire session); unset = the console is read-only. "
                     + "Give every gateway of a cell the same one; prefer the environment variable or the config file",
-            WardenConfig::consoleAdminToken, (b, v) -> b.consoleAdminToken((String) v));
+            WardenConfig::consoleAdminToken, (b, v) -> b.consoleAdminToken((String) v)),
+    WATCH_BUFFER_BYTES("watch-buffer-bytes", Kind.BYTES_OR_AUTO,
+            "what all watch streams (GET /v1/watch) together may hold queued for slow clients, in bytes; past it the "
+                    + "streams over their share are cut (clients resume). 0 = an eighth of the heap (-Xmx)",
+            WardenConfig::watchBufferBytes, (b, v) -> b.watchBufferBytes((Long) v));
 
     /** Longest duration setting, one day: longer than any sensible timeout, far from overflowing anything. */
     static final long MAX_DURATION_MS = 86_400_000L;
@@ -233,6 +237,14 @@ enum Setting {
             @Override
             Object parse(String text) {
                 return (int) wholeNumber(text, 1, 10_000);
+            }
+        },
+        BYTES_OR_AUTO("BYTES", "0 (automatic) or a whole number of bytes 1048576-1099511627776") {
+            @Override
+            Object parse(String text) {
+                long value = wholeNumber(text, 0, 1L << 40);
+                require(value == 0 || value >= 1L << 20);
+                return value;
             }
         },
         NAMESPACE("NAME", "a namespace matching [a-z][a-z0-9-]{0,62}") {

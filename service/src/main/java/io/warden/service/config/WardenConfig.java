@@ -31,6 +31,7 @@ import java.time.Duration;
  * @param gatewayId             this gateway's id, or null to generate one
  * @param advertiseHost         the host other gateways reach this one at, or null to derive it
  * @param consoleAdminToken     the console's admin credential, or null for a read-only console
+ * @param watchBufferBytes      what all watch streams together may hold queued, in bytes; 0 = an eighth of the heap
  */
 public record WardenConfig(
         String httpHost,
@@ -52,7 +53,8 @@ public record WardenConfig(
         int maxBodyBytes,
         String gatewayId,
         String advertiseHost,
-        String consoleAdminToken) {
+        String consoleAdminToken,
+        long watchBufferBytes) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -64,7 +66,8 @@ public record WardenConfig(
                 + ", maxRequestsPerSession=" + maxRequestsPerSession + ", maxWaitersPerLock=" + maxWaitersPerLock
                 + ", maxSessionsPerGateway=" + maxSessionsPerGateway + ", leaseNamespace=" + leaseNamespace
                 + ", drainTimeout=" + drainTimeout + ", maxBodyBytes=" + maxBodyBytes + ", gatewayId=" + gatewayId
-                + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)") + "]";
+                + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)")
+                + ", watchBufferBytes=" + watchBufferBytes + "]";
     }
 
     public static WardenConfig defaults() {
@@ -88,7 +91,8 @@ public record WardenConfig(
                 64 * 1024,
                 null,
                 null,
-                null);
+                null,
+                0L);
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -102,6 +106,10 @@ public record WardenConfig(
     public WardenConfig withLimits(int requestsPerSession, int waitersPerLock, int sessionsPerGateway) {
         return toBuilder().maxRequestsPerSession(requestsPerSession).maxWaitersPerLock(waitersPerLock)
                 .maxSessionsPerGateway(sessionsPerGateway).build();
+    }
+
+    public WardenConfig withWatchBufferBytes(long value) {
+        return toBuilder().watchBufferBytes(value).build();
     }
 
     public WardenConfig withZkSessionTimeout(Duration value) {
@@ -143,6 +151,7 @@ public record WardenConfig(
         private Duration drainTimeout;
         private int maxBodyBytes;
         private String gatewayId;
+        private long watchBufferBytes;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -165,6 +174,7 @@ public record WardenConfig(
             gatewayId = c.gatewayId;
             advertiseHost = c.advertiseHost;
             consoleAdminToken = c.consoleAdminToken;
+            watchBufferBytes = c.watchBufferBytes;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -187,12 +197,13 @@ public record WardenConfig(
         public Builder gatewayId(String v) { gatewayId = v; return this; }
         public Builder advertiseHost(String v) { advertiseHost = v; return this; }
         public Builder consoleAdminToken(String v) { consoleAdminToken = v; return this; }
+        public Builder watchBufferBytes(long v) { watchBufferBytes = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
                     maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
-                    advertiseHost, consoleAdminToken);
+                    advertiseHost, consoleAdminToken, watchBufferBytes);
         }
     }
 }

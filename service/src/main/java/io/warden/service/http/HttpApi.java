@@ -12,6 +12,7 @@ import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.Warden;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.api.WardenException;
+import io.warden.service.watch.WatchMemory;
 import io.warden.service.watch.WatchSource;
 import java.time.Duration;
 import java.util.Objects;
@@ -201,7 +202,16 @@ public final class HttpApi {
         Requests requests = new Requests(json, config);
         LockRoutes v1 = new LockRoutes(warden, requests, exchange);
         LeaseRoutes lease = new LeaseRoutes(warden, requests, exchange);
-        WatchRoutes watch = new WatchRoutes(watches, exchange, json, responseExecutor());
+        WatchMemory watchMemory = WatchMemory.of(config.watchBufferBytes());
+        io.micrometer.core.instrument.Gauge.builder("warden.watch.buffer.bytes", watchMemory, WatchMemory::used)
+                .description("bytes queued by all watch streams for their clients (shared frames once)").register(registry);
+        io.micrometer.core.instrument.Gauge.builder("warden.watch.buffer.peak.bytes", watchMemory, WatchMemory::peak)
+                .description("the most bytes all watch streams held queued at once").register(registry);
+        io.micrometer.core.instrument.Gauge.builder("warden.watch.buffer.limit.bytes", watchMemory, WatchMemory::limit)
+                .description("what all watch streams together may hold queued (watch-buffer-bytes)").register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder("warden.watch.streams.cut.memory", watchMemory, WatchMemory::cuts)
+                .description("watch streams cut because the watch buffer was full").register(registry);
+        WatchRoutes watch = new WatchRoutes(watches, exchange, json, responseExecutor(), watchMemory);
         KeepaliveSockets sockets = new KeepaliveSockets(warden, json, () -> draining);
         watchRoutes = watch;
         keepaliveSockets = sockets;

@@ -4,6 +4,7 @@ import io.javalin.http.Context;
 import io.warden.service.watch.EventBatch;
 import io.warden.service.watch.Resync;
 import io.warden.service.watch.WatchEvent;
+import io.warden.service.watch.WatchMemory;
 import io.warden.service.watch.WatchSink;
 import jakarta.servlet.AsyncContext;
 import jakarta.servlet.AsyncEvent;
@@ -25,18 +26,25 @@ import java.util.concurrent.atomic.AtomicLong;
  * One {@code GET /v1/watch} response: a Server-Sent Events stream written with the Servlet API's non-blocking output,
  * so a slow or stalled consumer costs a bounded queue, never a thread.
  *
- * <p>Frames: {@code id: <revision>}, {@code event: <type>}, {@code data: <json>} and a blank line per event (the id is
- * what a browser's {@code EventSource} sends back as {@code Last-Event-ID}; of several events with one revision only
- * the last carries it); comments ({@code : ...}) as heartbeats.
+ * <p>Frames: {@code event: <type>}, {@code data: <json>} and a blank line per event, and {@code id: <revision>} on the
+ * last event of each ZooKeeper transaction only (the id is what a browser's {@code EventSource} sends back as
+ * {@code Last-Event-ID}: it never names a transaction the stream did not send whole); a RESYNC carries its revision as
+ * its id; comments ({@code : ...}) as heartbeats. Events come whole per transaction ({@link #events}); their frames are
+ * made once per event for every stream ({@link EventBatch#frames}).
  *
- * <p>Backpressure: frames wait in a queue of at most {@link #MAX_QUEUED_BYTES} (a single larger frame, such as a big
- * RESYNC, is still taken when the queue is empty). A frame that does not fit means the consumer is too slow: the
- * connection is cut, and the client resumes from the last revision it got.
+ * <p>Backpressure: what waits to be written counts twice. Against this stream's own bound, {@link #MAX_QUEUED_BYTES}
+ * of live events (a single larger item, such as a big RESYNC or transaction, is still taken when the queue is empty;
+ * transactions replayed from the history do not count, the history keeps them anyway). And against the gateway's
+ * {@link WatchMemory}, everything, shared frames once (issue 10, finding 14). An item that does not fit means the
+ * consumer is too slow, or this stream holds more than its share while memory is short: the connection is cut, and the
+ * client resumes from the last id it got.
  *
- * <p>Concurrency: the hub's thread offers frames; a drain, on {@code executor} or in Jetty's {@code onWritePossible},
+ * <p>Concurrency: the hub's thread offers items; a drain, on {@code executor} or in Jetty's {@code onWritePossible},
  * writes them. At most one drain runs at a time: {@code draining} is true from when one is started (or, at first, until
- * Jetty's first {@code onWritePossible}) until it finds the queue empty and the output flushed. The queue and flags are
- * guarded by {@code this}; {@code unflushed} belongs to the running drain.
+ * Jetty's first {@code onWritePossible}) until it finds the queue empty and the output flushed. The queue, its byte
+ * counts and the flags are guarded by {@code this} ({@code pinned} is also volatile, for the budget's unlocked look);
+ * {@code unflushed} and a {@link Slice}'s cursor belong to the running drain. {@link WatchMemory#take} is never called
+ * with this monitor held (it may cut other streams); {@link WatchMemory#give} may be (it takes no other lock).
  */
 final class SseStream implements WatchSink, WriteListener, AsyncListener {
     static final int MAX_QUEUED_BYTES = 1 << 20;
@@ -50,18 +58,41 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
     private final CompletableFuture<Void> done = new CompletableFuture<>();
     /** Frames ({@code byte[]}) and transactions ({@link Slice}) to write, in order. Guarded by this. */
     private final ArrayDeque<Object> queue = new ArrayDeque<>();
+    /** Live bytes queued: what {@link #MAX_QUEUED_BYTES} bounds. */
     private long queuedBytes;
+    /** Everything queued, shared frames in full: what this stream keeps from being freed. */
+    private volatile long pinned;
+    private final WatchMemory memory;
+    private final WatchMemory.Account account = new WatchMemory.Account() {
+        @Override
+        public long pinnedBytes() {
+            return pinned;
+        }
+
+        @Override
+        public void cutForMemory() {
+            cut("it holds more than its share of the gateway's watch memory");
+        }
+    };
     private boolean draining = true;
     private boolean closing;
     private boolean closed;
     private boolean unflushed;
+    /** Whether the head frame ({@code byte[]}) has been handed to the output; guarded by this. */
+    private boolean headWritten;
     private volatile Runnable onClose = () -> { };
     private volatile Context ctx;
     private volatile ServletOutputStream out;
 
-    SseStream(Json json, Executor executor) {
+    WatchMemory.Account account() {
+        return account;
+    }
+
+    SseStream(Json json, Executor executor, WatchMemory memory) {
         this.json = json;
         this.executor = executor;
+        this.memory = memory;
+        memory.register(account);
     }
 
     /**
@@ -115,24 +146,25 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
         for (int k = 0; k < n; k++) {
             bytes += frames[selected == null ? k : selected[k]].length;
         }
-        return offer(new Slice(frames, selected, n, idLine, replayed ? 0 : bytes), replayed ? 0 : bytes, false);
+        return offer(new Slice(frames, selected, n, idLine, bytes, replayed, batch), false);
     }
 
     @Override
     public boolean resync(Resync resync) {
-        StringBuilder frame = new StringBuilder(512);
-        frame.append("id: ").append(resync.revision()).append('\n');
-        frame.append("event: ").append(Replies.ResyncReply.TYPE).append('\n')
-                .append("data: ").append(new String(json.write(Replies.ResyncReply.of(resync)), StandardCharsets.UTF_8))
-                .append("\n\n");
-        byte[] bytes = frame.toString().getBytes(StandardCharsets.UTF_8);
-        return offer(bytes, bytes.length, false);
+        byte[] head = ("id: " + resync.revision() + "\nevent: " + Replies.ResyncReply.TYPE + "\ndata: ")
+                .getBytes(StandardCharsets.US_ASCII);
+        byte[] data = json.write(Replies.ResyncReply.of(resync));
+        byte[] frame = new byte[head.length + data.length + 2];
+        System.arraycopy(head, 0, frame, 0, head.length);
+        System.arraycopy(data, 0, frame, head.length, data.length);
+        frame[frame.length - 2] = '\n';
+        frame[frame.length - 1] = '\n';
+        return offer(frame, false);
     }
 
     @Override
     public void heartbeat() {
-        byte[] bytes = ": keepalive\n\n".getBytes(StandardCharsets.UTF_8);
-        offer(bytes, bytes.length, true);
+        offer(": keepalive\n\n".getBytes(StandardCharsets.UTF_8), true);
     }
 
     /** Ends the stream after what is queued has been written, with a last comment saying why. */
@@ -177,14 +209,19 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
         final int count;
         final byte[] idLine;
         final long bytes;
+        /** From the history: not counted against {@link #MAX_QUEUED_BYTES}. */
+        final boolean replayed;
+        final EventBatch batch;
         int next;
 
-        Slice(byte[][] frames, int[] selected, int count, byte[] idLine, long bytes) {
+        Slice(byte[][] frames, int[] selected, int count, byte[] idLine, long bytes, boolean replayed, EventBatch batch) {
             this.frames = frames;
             this.selected = selected;
             this.count = count;
             this.idLine = idLine;
             this.bytes = bytes;
+            this.replayed = replayed;
+            this.batch = batch;
         }
 
         /** The next piece to write; {@link #done()} after the last. */
@@ -206,17 +243,16 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
     }
 
     private void comment(String text) {
-        byte[] bytes = (": " + text.replace('\n', ' ').replace('\r', ' ') + "\n\n").getBytes(StandardCharsets.UTF_8);
-        offer(bytes, bytes.length, false);
+        offer((": " + text.replace('\n', ' ').replace('\r', ' ') + "\n\n").getBytes(StandardCharsets.UTF_8), false);
     }
 
     /**
-     * Queues an item (a frame, or a {@link Slice}) of {@code bytes} and makes sure a drain will write it.
-     * {@code optional} items (heartbeats) are skipped when something is queued anyway. False when the stream is closed
-     * or the item does not fit (the stream is then cut).
+     * Queues an item (a frame, or a {@link Slice}) and makes sure a drain will write it. {@code optional} items
+     * (heartbeats) are skipped when something is queued anyway. False when the stream is closed or the item does not
+     * fit (the stream is then cut).
      */
-    private boolean offer(Object item, long bytes, boolean optional) {
-        boolean start = false;
+    private boolean offer(Object item, boolean optional) {
+        long live = liveBytes(item);
         synchronized (this) {
             if (closed || closing) {
                 return false;
@@ -224,23 +260,75 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
             if (optional && !queue.isEmpty()) {
                 return true;
             }
-            if (bytes > 0 && !queue.isEmpty() && queuedBytes + bytes > MAX_QUEUED_BYTES) {
-                closed = true;
-                queue.clear();
-                queuedBytes = 0;
-            } else {
-                queue.addLast(item);
-                queuedBytes += bytes;
-                if (!draining && out != null) {
-                    draining = true;
-                    start = true;
-                }
-                return finishOffer(start);
+            if (live > 0 && !queue.isEmpty() && queuedBytes + live > MAX_QUEUED_BYTES) {
+                live = -1;
             }
         }
-        log.debug("watch stream cut: its consumer is too slow (more than {} bytes queued)", MAX_QUEUED_BYTES);
+        if (live < 0) {
+            cut("its consumer is too slow (more than " + MAX_QUEUED_BYTES + " bytes queued)");
+            return false;
+        }
+        // Outside this monitor: the budget may cut other streams to make room.
+        if (!memory.take(account, privateBytes(item), item instanceof Slice slice ? slice.batch : null)) {
+            cut("the gateway's watch memory is full (" + memory.limit() + " bytes)");
+            return false;
+        }
+        boolean start = false;
+        synchronized (this) {
+            if (closed || closing) {
+                giveBack(item);
+                return false;
+            }
+            queue.addLast(item);
+            queuedBytes += live;
+            pinned += allBytes(item);
+            if (!draining && out != null) {
+                draining = true;
+                start = true;
+            }
+        }
+        return finishOffer(start);
+    }
+
+    /** Cuts the connection now, dropping (and giving back) everything queued; the client resumes from its last id. */
+    private void cut(String why) {
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+            discardQueue();
+        }
+        log.debug("watch stream cut: {}", why);
         abort();
-        return false;
+    }
+
+    /** Under this monitor: drops everything queued and gives it back to the budget. */
+    private void discardQueue() {
+        for (Object item : queue) {
+            giveBack(item);
+        }
+        queue.clear();
+        headWritten = false;
+        queuedBytes = 0;
+        pinned = 0;
+    }
+
+    private void giveBack(Object item) {
+        memory.give(privateBytes(item), item instanceof Slice slice ? slice.batch : null);
+    }
+
+    private static long liveBytes(Object item) {
+        return item instanceof Slice slice ? (slice.replayed ? 0 : slice.bytes) : ((byte[]) item).length;
+    }
+
+    private static long allBytes(Object item) {
+        return item instanceof Slice slice ? slice.bytes : ((byte[]) item).length;
+    }
+
+    /** What only this stream holds: a frame, or a slice's id line (its frames are the batch's, counted once). */
+    private static long privateBytes(Object item) {
+        return item instanceof Slice slice ? slice.idLine.length : ((byte[]) item).length;
     }
 
     private boolean finishOffer(boolean start) {
@@ -275,17 +363,22 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
                         draining = false;
                         return;
                     }
+                    // The head leaves the queue (and the budget) only once its last write has completed: isReady()
+                    // was true just now. Until then Jetty may still hold its bytes.
                     Object head = queue.peekFirst();
-                    if (head instanceof byte[] frame) {
+                    while (head != null && (head instanceof Slice slice ? slice.done() : headWritten)) {
                         queue.pollFirst();
-                        queuedBytes -= frame.length;
+                        headWritten = false;
+                        queuedBytes -= liveBytes(head);
+                        pinned -= allBytes(head);
+                        giveBack(head);
+                        head = queue.peekFirst();
+                    }
+                    if (head instanceof byte[] frame) {
                         next = frame;
+                        headWritten = true;
                     } else if (head instanceof Slice slice) {
                         next = slice.nextPiece();
-                        if (slice.done()) {
-                            queue.pollFirst();
-                            queuedBytes -= slice.bytes;
-                        }
                     } else if (!unflushed) {
                         draining = false;
                         if (!closing) {
@@ -312,7 +405,7 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
             synchronized (this) {
                 closed = true;
                 draining = false;
-                queue.clear();
+                discardQueue();
             }
             finished();
         }
@@ -332,9 +425,14 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
         finished();
     }
 
-    /** Runs once: the hub forgets the watch, and Javalin completes the exchange. */
+    /** Runs once: the budget and the hub forget the watch, and Javalin completes the exchange. */
     private void finished() {
         if (done.complete(null)) {
+            synchronized (this) {
+                closed = true;
+                discardQueue();
+            }
+            memory.unregister(account);
             onClose.run();
         }
     }
@@ -346,7 +444,7 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
         synchronized (this) {
             closed = true;
             draining = false;
-            queue.clear();
+            discardQueue();
         }
         finished();
     }

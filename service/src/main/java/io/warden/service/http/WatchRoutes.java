@@ -2,6 +2,7 @@ package io.warden.service.http;
 
 import io.javalin.http.Context;
 import io.warden.service.watch.WatchFilter;
+import io.warden.service.watch.WatchMemory;
 import io.warden.service.watch.WatchSource;
 
 import java.io.IOException;
@@ -26,12 +27,14 @@ final class WatchRoutes {
     private final Json json;
     private final Executor executor;
     private final Set<SseStream> open = ConcurrentHashMap.newKeySet();
+    private final WatchMemory memory;
 
-    WatchRoutes(WatchSource watches, Exchange exchange, Json json, Executor executor) {
+    WatchRoutes(WatchSource watches, Exchange exchange, Json json, Executor executor, WatchMemory memory) {
         this.watches = watches;
         this.exchange = exchange;
         this.json = json;
         this.executor = executor;
+        this.memory = memory;
     }
 
     void watch(Context ctx) throws IOException {
@@ -47,8 +50,14 @@ final class WatchRoutes {
                 since = Fields.parseLong(LAST_EVENT_ID, lastEventId.trim(), 0, Long.MAX_VALUE);
             }
         }
-        SseStream stream = new SseStream(json, executor);
-        WatchSource.Subscription subscription = watches.subscribe(filter, since, stream); // may refuse: a problem document
+        SseStream stream = new SseStream(json, executor, memory);
+        WatchSource.Subscription subscription;
+        try {
+            subscription = watches.subscribe(filter, since, stream); // may refuse: a problem document
+        } catch (RuntimeException e) {
+            memory.unregister(stream.account());
+            throw e;
+        }
         open.add(stream);
         try {
             stream.open(ctx, "watching " + filter + (since == null ? " from now" : " after revision " + since), () -> {

@@ -59,6 +59,11 @@ public final class EventBatch {
         return frameBytes;
     }
 
+    /** Under the budget's lock: whether some stream has it queued. */
+    boolean isRetained() {
+        return refs > 0;
+    }
+
     /** Under the budget's lock: one more stream has this batch queued; true when it is the first. */
     boolean retain() {
         return refs++ == 0;
