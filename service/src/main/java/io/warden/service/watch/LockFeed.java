@@ -432,7 +432,7 @@ final class LockFeed {
         t.notes++;
         switch (note.kind) {
             case QUEUE_CREATED -> t.queueNodeCreated(note.a, (QueueEntry) note.b);
-            case QUEUE_DELETED -> t.queueNodeDeleted(note.a, ((QueueEntry) note.b).node());
+            case QUEUE_DELETED -> t.queueNodeDeleted(note.a, (QueueEntry) note.b);
             case REQUEST_RECORD -> t.sessionsByRequest.put((String) note.b, note.a);
             case CLIENT_NOTE -> t.clientsByRequest.put(note.a, (String) note.b);
             case EXPIRY_MARKER -> t.expiring.add(note.a);

@@ -9,11 +9,9 @@ import io.warden.service.lock.QueueEntry;
 
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.Iterator;
 import java.util.List;
-import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.function.Predicate;
@@ -32,17 +30,23 @@ import java.util.function.Predicate;
  */
 final class MirroredLock {
     /**
-     * A queue node as the mirror knows it: its entry (name, sequence, mode), token (czxid), session and client. Session
-     * and client are null for a node that is not Warden's (a plain Curator client's).
+     * A queue node as the mirror knows it: its entry (name, sequence, mode; the request id is not kept), token (czxid),
+     * session and client. Session and client are null for a node that is not Warden's (a plain Curator client's).
      */
     record Node(QueueEntry entry, long token, String sessionId, String clientId) {
+        Node {
+            if (entry.id() != null) {
+                entry = new QueueEntry(entry.node(), entry.sequence(), entry.mode(), null);
+            }
+        }
     }
 
     private final String name;
-    /** The queue, in {@link LockQueue#order()}. */
+    /**
+     * The queue, in {@link LockQueue#order()}: by sequence, then node name, so an entry parsed from a deleted node's
+     * name finds its node (no second map by name: issue 10, the mirror's heap per lock).
+     */
     private final TreeMap<QueueEntry, Node> queue = new TreeMap<>(LockQueue.order());
-    /** The same nodes by node name. */
-    private final Map<String, QueueEntry> byName = new HashMap<>();
     /** How many entries at the head of {@link #queue} hold, as of the last change. */
     private int holding;
 
@@ -52,10 +56,6 @@ final class MirroredLock {
 
     boolean isEmpty() {
         return queue.isEmpty();
-    }
-
-    boolean contains(String node) {
-        return byName.containsKey(node);
     }
 
     /** Loads a node without events (a rebuild from a full read). */
@@ -73,18 +73,18 @@ final class MirroredLock {
      * event; a deletion of a node the mirror does not have, or a creation of one it has (a rebuild's read already
      * reflected it), is ignored.
      */
-    List<WatchEvent> apply(long zxid, Collection<Node> created, Collection<String> deleted, Predicate<Node> expired) {
+    List<WatchEvent> apply(long zxid, Collection<Node> created, Collection<QueueEntry> deleted, Predicate<Node> expired) {
         Set<String> heldBefore = holderNames();
         List<Node> removed = new ArrayList<>(deleted.size());
-        for (String node : deleted) {
-            QueueEntry e = byName.remove(node);
-            if (e != null) {
-                removed.add(queue.remove(e));
+        for (QueueEntry e : deleted) {
+            Node gone = queue.remove(e);
+            if (gone != null) {
+                removed.add(gone);
             }
         }
         List<Node> added = new ArrayList<>(created.size());
         for (Node n : created) {
-            if (!byName.containsKey(n.entry().node())) {
+            if (!queue.containsKey(n.entry())) {
                 put(n);
                 added.add(n);
             }
@@ -146,7 +146,6 @@ final class MirroredLock {
     }
 
     private void put(Node node) {
-        byName.put(node.entry().node(), node.entry());
         queue.put(node.entry(), node);
     }
 

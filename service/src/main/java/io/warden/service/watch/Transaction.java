@@ -33,7 +33,7 @@ import java.util.Set;
  */
 final class Transaction {
     /** One lock's changes in the transaction. */
-    record LockChange(List<QueueEntry> created, List<String> deleted) {
+    record LockChange(List<QueueEntry> created, List<QueueEntry> deleted) {
     }
 
     final long zxid;
@@ -58,8 +58,8 @@ final class Transaction {
         change(lock).created().add(entry);
     }
 
-    void queueNodeDeleted(String lock, String node) {
-        change(lock).deleted().add(node);
+    void queueNodeDeleted(String lock, QueueEntry entry) {
+        change(lock).deleted().add(entry);
     }
 
     private LockChange change(String lock) {

@@ -19,6 +19,10 @@ class LockMirrorTest {
 
     /** A transaction at {@code zxid}: {@code created} entries with their sessions, then {@code deleted} node names. */
     private static Transaction txn(long zxid, Map<QueueEntry, String> created, String... deleted) {
+        return txn(zxid, created, java.util.Arrays.stream(deleted).map(n -> QueueEntry.parse(n).orElseThrow()).toList());
+    }
+
+    private static Transaction txn(long zxid, Map<QueueEntry, String> created, List<QueueEntry> deleted) {
         Transaction t = new Transaction(zxid);
         created.forEach((e, session) -> {
             t.queueNodeCreated(LOCK, e);
@@ -27,8 +31,8 @@ class LockMirrorTest {
                 t.clientsByRequest.put(e.id(), "client-" + session);
             }
         });
-        for (String node : deleted) {
-            t.queueNodeDeleted(LOCK, node);
+        for (QueueEntry e : deleted) {
+            t.queueNodeDeleted(LOCK, e);
         }
         return t;
     }
