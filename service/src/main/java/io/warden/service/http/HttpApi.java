@@ -38,7 +38,7 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Concurrency: {@code draining} is a volatile flag read by every request; {@code app} is written by
  * {@link #start} and {@link #stop}, which the owner calls from one thread. Handlers share only immutable
- * helpers.
+ * helpers, and the watch streams share one thread-safe {@link WatchMemory}.
  */
 public final class HttpApi {
     /** Held calls wait up to {@link AcquireRequest#MAX_WAIT_MS}; the servlet async timeout must never cut one short. */

@@ -16,7 +16,8 @@ import java.util.concurrent.Executor;
  * {@code Last-Event-ID} header (what {@code EventSource} sends when it reconnects) counts as {@code since_revision}
  * when the query has none.
  *
- * <p>Concurrency: {@link #open} is a concurrent set; streams add and remove themselves from any thread.
+ * <p>Concurrency: {@link #open} is a concurrent set (bounded by the hub's watch limit); streams add and remove
+ * themselves from any thread. {@code memory} is the one budget of all streams ({@link WatchMemory}, thread-safe).
  */
 final class WatchRoutes {
     static final Set<String> PARAMS = Set.of("name", "prefix", "since_revision");

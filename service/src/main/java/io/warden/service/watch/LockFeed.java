@@ -39,12 +39,13 @@ import java.util.concurrent.atomic.AtomicLong;
  * the middle of one, and every stream gets a transaction's events together. A transaction is complete when a
  * notification of a later zxid arrives (ZooKeeper delivers them in zxid order), or when a reply to a request this
  * gateway sent after the transaction's first notification arrives: the server applies a transaction (and queues all of
- * its notifications to this connection) before it serves a read that arrived later, and the client hands replies and
- * notifications to the event thread in the order they came. So when a transaction has been the newest for
- * {@link #FLUSH_DELAY} (no later one came), the feed sends a probe, an {@code exists} of {@code /locks}, and its reply
- * completes the transaction. A busy cell needs no probes (each transaction is completed by the next); a quiet one costs
- * at most one read per {@code FLUSH_DELAY} per gateway. The probe's timing only decides when a complete transaction is
- * published, never what it contains.
+ * its notifications to this connection) before it serves a request that arrived later (no read runs beside a write),
+ * and the client hands replies and notifications to the event thread in the order they came. Every reply through
+ * {@link Zk} is such a signal ({@link #replied}), so the gateway's own transactions complete at once; one that has been
+ * the newest for {@link #FLUSH_DELAY} (another gateway's or client's, with nothing after it) gets a probe, an {@code
+ * exists} of {@code /locks}, whose reply completes it. A busy cell needs no probes; a quiet one costs at most one read
+ * per {@code FLUSH_DELAY} per gateway. The timing only decides when a complete transaction is published, never what it
+ * contains.
  *
  * <p><b>No reads</b> (finding 13): a transaction's events depend on its notifications' paths and zxid only (see
  * {@link Transaction}), never on a read at notification time, so every gateway publishes the same events for the same
@@ -69,11 +70,11 @@ import java.util.concurrent.atomic.AtomicLong;
  * unsettles the mirror and drops the transaction under way (it may be incomplete); everything after it is applied
  * silently until the rebuild settles it again, and then every watch gets a RESYNC.
  *
- * <p>Concurrency: every field below {@code pending} is confined to the hub's thread ({@code hub}, one thread); ZooKeeper's
- * and Curator's threads only hand work to it, in the order ZooKeeper delivered it (the executor keeps it). {@code
- * pending} and {@code overflowed} are shared between ZooKeeper's event thread and the hub's. What bounds the rest: one
- * open transaction, and the transactions completed during a rebuild's read (dropped with a fall-behind past {@code
- * maxPending} notifications in all).
+ * <p>Concurrency: every field from {@code handle} down is confined to the hub's thread ({@code hub}, one thread), except
+ * {@code awaitingReply}, which only ZooKeeper's event thread touches; ZooKeeper's and Curator's threads only hand work
+ * to the hub, in the order ZooKeeper delivered it (the executor keeps it). {@code pending}, {@code overflowed} and the
+ * counters are atomics shared between the event thread and the hub's. What bounds the rest: one open transaction, and
+ * the transactions completed during a rebuild's read (dropped with a rebuild past {@code maxPending} notifications).
  */
 final class LockFeed {
     private static final Logger log = LoggerFactory.getLogger(LockFeed.class);
@@ -475,7 +476,11 @@ final class LockFeed {
         }
     }
 
-    /** Arms the real-time timer that probes a transaction that stayed the newest for {@link #FLUSH_DELAY}. */
+    /**
+     * Arms the timer that probes a transaction that stayed the newest for {@link #FLUSH_DELAY}. On the hub's executor, in
+     * real time, not on the gateway's {@link Clock}: it is latency only (what is published never depends on it), and a
+     * test's manual clock must not hold events back.
+     */
     private void armFlushTimer() {
         if (flushTimerSet || open == null) {
             return;

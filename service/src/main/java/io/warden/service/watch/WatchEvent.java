@@ -15,6 +15,8 @@ import io.warden.service.api.Mode;
  *                  node that is not Warden's, or one made by a gateway older than this version
  * @param mode      the request's mode
  * @param token     the request's token: the czxid of its queue node (the fencing token once it is granted)
+ *
+ * <p>Concurrency: immutable.
  */
 public record WatchEvent(long revision, Type type, String name, String sessionId, String clientId, Mode mode, long token) {
     public enum Type {

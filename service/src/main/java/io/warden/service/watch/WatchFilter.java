@@ -12,6 +12,8 @@ import java.util.regex.Pattern;
  *
  * <p>The hub indexes watches by {@link #name()} and {@link #prefix()} ({@code SubscriberIndex}); a filter with neither
  * would be checked against every event.
+ *
+ * <p>Concurrency: immutable.
  */
 public record WatchFilter(String name, String prefix) {
     private static final Pattern PREFIX_REST = Pattern.compile("[A-Za-z0-9._:/-]*");

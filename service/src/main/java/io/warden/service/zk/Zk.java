@@ -21,7 +21,8 @@ import java.util.function.Function;
  * The engine's ZooKeeper I/O: Curator background operations turned into {@link CompletableFuture}s, so no
  * request thread ever waits on ZooKeeper. Paths are relative to the cell's chroot (Curator's namespace).
  *
- * <p>Concurrency: futures complete on Curator's event thread. Continuations must not block; they may start
+ * <p>Concurrency: futures complete on Curator's event thread. The reply listener ({@link #onReply}) is a volatile
+ * field, set once at start and called first in every callback. Continuations must not block; they may start
  * more operations.
  *
  * <p>Errors: a ZooKeeper error completes the future with {@link KeeperException} (callers match on its code);
