@@ -365,16 +365,8 @@ final class LockFeed {
         boolean created = type == Watcher.Event.EventType.NodeCreated;
         boolean deleted = type == Watcher.Event.EventType.NodeDeleted;
         if (path.startsWith(LOCKS_PREFIX)) {
-            if (!created && !deleted) {
-                return null;
-            }
-            int slash = path.lastIndexOf('/');
-            QueueEntry entry = QueueEntry.parse(path.substring(slash + 1)).orElse(null);
-            if (entry == null) {
-                return null;
-            }
-            LockName name = CellPaths.lockName(path.substring(0, slash));
-            return name == null ? null : new Note(created ? Kind.QUEUE_CREATED : Kind.QUEUE_DELETED, zxid, name.toString(), entry);
+            // Parsed on the hub's thread (take): this thread also runs every Curator callback of the gateway.
+            return created || deleted ? new Note(created ? Kind.QUEUE_CREATED : Kind.QUEUE_DELETED, zxid, path, null) : null;
         }
         if (path.equals(CellPaths.LOCKS)) {
             return type == Watcher.Event.EventType.NodeDataChanged ? new Note(Kind.BARRIER, zxid, null, null) : null;
@@ -408,7 +400,10 @@ final class LockFeed {
     private enum Kind { QUEUE_CREATED, QUEUE_DELETED, REQUEST_RECORD, CLIENT_NOTE, EXPIRY_MARKER, LOCK_DELAY_CREATED,
         LOCK_DELAY_DELETED, BARRIER }
 
-    /** One relevant notification: {@code a} and {@code b} by kind (lock and entry; session and uuid; uuid and client). */
+    /**
+     * One relevant notification: {@code a} and {@code b} by kind (a queue node's path; session and uuid; uuid and
+     * client; a session).
+     */
     private record Note(Kind kind, long zxid, String a, Object b) {
     }
 
@@ -432,8 +427,17 @@ final class LockFeed {
         Transaction t = open;
         t.notes++;
         switch (note.kind) {
-            case QUEUE_CREATED -> t.queueNodeCreated(note.a, (QueueEntry) note.b);
-            case QUEUE_DELETED -> t.queueNodeDeleted(note.a, (QueueEntry) note.b);
+            case QUEUE_CREATED, QUEUE_DELETED -> {
+                String path = note.a;
+                int slash = path.lastIndexOf('/');
+                QueueEntry entry = QueueEntry.parse(path.substring(slash + 1)).orElse(null);
+                LockName name = entry == null ? null : CellPaths.lockName(path.substring(0, slash));
+                if (name != null && note.kind == Kind.QUEUE_CREATED) {
+                    t.queueNodeCreated(name.toString(), entry);
+                } else if (name != null) {
+                    t.queueNodeDeleted(name.toString(), entry);
+                }
+            }
             case REQUEST_RECORD -> t.sessionsByRequest.put((String) note.b, note.a);
             case CLIENT_NOTE -> t.clientsByRequest.put(note.a, (String) note.b);
             case EXPIRY_MARKER -> t.expiring.add(note.a);

@@ -225,6 +225,6 @@ class HttpValidationTest {
         assertThat(text).contains("warden_http_requests_seconds_count{method=\"GET\",route=\"/v1/sessions/{session_id}\",status=\"400\"} 1");
         assertThat(text).contains("warden_http_requests_seconds_count{method=\"GET\",route=\"/v1/locks/<name>\",status=\"400\"} 1");
         assertThat(text).contains("route=\"unmatched\",status=\"404\"");
-        assertThat(text).doesNotContain("nope").doesNotContain("_b");
+        assertThat(text).doesNotContain("nope").doesNotContain("a/_b"); // the raw paths (a metric may well contain "_b")
     }
 }

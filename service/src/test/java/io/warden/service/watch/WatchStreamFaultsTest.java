@@ -44,6 +44,7 @@ import org.junit.jupiter.api.Test;
  */
 class WatchStreamFaultsTest {
     private static final AtomicInteger NAMESPACES = new AtomicInteger();
+    private static final com.fasterxml.jackson.databind.ObjectMapper JSON = new com.fasterxml.jackson.databind.ObjectMapper();
     /** Each lock name is long, so that each event frame is about half a kilobyte. */
     private static final String LONG_SEGMENT = "x".repeat(120);
 
@@ -90,6 +91,11 @@ class WatchStreamFaultsTest {
             assertThat(stalled).startsWith("HTTP/1.").contains("text/event-stream").contains(": watching");
             long resumeFrom = lastCompleteId(stalled);
             assertThat(resumeFrom).as("the RESYNC of since_revision=0 at least").isPositive();
+            // Issue 10, finding 10: what the client keeps (its events up to its last id) is every event up to that
+            // revision — whole transactions. Before, the cut could fall inside a transaction of 40 RELEASED whose
+            // every event carried the id: a resume from it skipped the rest of the transaction.
+            assertThat(keptEventKeys(stalled)).as("the stalled client's events up to its last id")
+                    .isEqualTo(keys(all.stream().filter(e -> e.revision() <= resumeFrom).toList()));
 
             // Resuming from the last id the stalled client got loses nothing: the missed events, or a RESYNC.
             List<SseTestClient.Event> missed = all.stream().filter(e -> e.revision() > resumeFrom).toList();
@@ -421,6 +427,39 @@ class WatchStreamFaultsTest {
 
     private static List<String> keys(List<SseTestClient.Event> events) {
         return events.stream().map(SseTestClient.Event::key).toList();
+    }
+
+    /** The keys ({@link SseTestClient.Event#key()}) of the events of a raw SSE response up to its last id, RESYNC left out. */
+    private static List<String> keptEventKeys(String raw) throws IOException {
+        String frames = raw.substring(raw.indexOf("\r\n\r\n") + 4);
+        List<String> keys = new ArrayList<>();
+        List<String> pending = new ArrayList<>();
+        int end = frames.lastIndexOf("\n\n");
+        for (String frame : frames.substring(0, Math.max(end, 0)).split("\n\n")) {
+            String id = null;
+            String type = null;
+            String data = null;
+            for (String line : frame.split("\n")) {
+                if (line.startsWith("id: ")) {
+                    id = line.substring(4).trim();
+                } else if (line.startsWith("event: ")) {
+                    type = line.substring(7);
+                } else if (line.startsWith("data: ")) {
+                    data = line.substring(6);
+                }
+            }
+            if (data == null) {
+                continue;
+            }
+            if (!"RESYNC".equals(type)) {
+                pending.add(new SseTestClient.Event(id, type, JSON.readTree(data)).key());
+            }
+            if (id != null) {
+                keys.addAll(pending);
+                pending.clear();
+            }
+        }
+        return keys;
     }
 
     /** The id of the last complete event frame in a raw SSE response (-1 when none). */
