@@ -54,7 +54,14 @@ final class WatchCommand implements Callable<Integer> {
     Long maxEvents;
 
     private long seen;
+    /** The last revision the stream confirmed whole: the value of its last {@code id:} line (or --since). */
     private Long lastRevision;
+    /** The revision of the events printed after the last {@code id:}: a transaction seen in part (null: none). */
+    private Long partialRevision;
+    /** How many events of {@link #partialRevision} were printed. */
+    private int partialCount;
+    /** Events of {@link #partialRevision} still to skip on this stream: the resume repeats the ones already printed. */
+    private int skip;
 
     @Override
     public Integer call() throws Exception {
@@ -99,6 +106,9 @@ final class WatchCommand implements Callable<Integer> {
         q.put("name", target.name);
         q.put("prefix", target.prefix);
         q.put("since_revision", lastRevision == null ? null : Long.toString(lastRevision));
+        // The stream resumes after the last whole transaction: the events of a transaction it printed in part come
+        // again, in the same order (every gateway publishes a transaction's events alike), and are not printed twice.
+        skip = partialRevision == null ? 0 : partialCount;
         HttpRequest request = HttpRequest.newBuilder(Gateways.resolve(endpoint, "/v1/watch" + Gateways.query(q)))
                 .header("Accept", "text/event-stream").GET().build();
         HttpResponse<InputStream> r = gateways.http().send(request, HttpResponse.BodyHandlers.ofInputStream());
@@ -115,14 +125,21 @@ final class WatchCommand implements Callable<Integer> {
                 throw Gateways.failure("the gateway refused the watch", new Gateways.Reply(r.statusCode(), Gateways.parse(body.toString())));
             }
             String event = null;
+            String id = null;
             StringBuilder data = new StringBuilder();
             for (String line; (line = reader.readLine()) != null; ) {
                 if (line.isEmpty()) {
                     if (data.length() > 0 && emit(event, data.toString())) {
                         return true;
                     }
+                    if (id != null) {
+                        confirmed(id);
+                    }
                     event = null;
+                    id = null;
                     data.setLength(0);
+                } else if (line.startsWith("id:")) {
+                    id = line.substring(3).trim();
                 } else if (line.startsWith("event:")) {
                     event = line.substring(6).trim();
                 } else if (line.startsWith("data:")) {
@@ -131,16 +148,47 @@ final class WatchCommand implements Callable<Integer> {
                     }
                     data.append(line.substring(5).startsWith(" ") ? line.substring(6) : line.substring(5));
                 }
-                // "id:" repeats the revision, which data carries; ":" lines are keepalive comments
+                // ":" lines are keepalive comments
             }
         }
         return false;
     }
 
+    /**
+     * An {@code id:} line: the gateway sends it only after the last event of a transaction (several events share a
+     * revision), so it, not an event's revision, is where a resume may start without skipping the rest of a
+     * transaction.
+     */
+    private void confirmed(String id) {
+        try {
+            lastRevision = Long.parseLong(id);
+        } catch (NumberFormatException e) {
+            return;
+        }
+        partialRevision = null;
+        partialCount = 0;
+        skip = 0;
+    }
+
     private boolean emit(String event, String data) {
         JsonNode e = Gateways.parse(data);
-        if (e.hasNonNull("revision")) {
-            lastRevision = e.get("revision").asLong();
+        if (e.hasNonNull("revision") && !"RESYNC".equals(e.path("type").asText(event))) {
+            long revision = e.get("revision").asLong();
+            if (skip > 0 && partialRevision == revision) {
+                skip--;
+                return false;
+            }
+            skip = 0;
+            if (partialRevision == null || partialRevision != revision) {
+                partialRevision = revision;
+                partialCount = 0;
+            }
+            partialCount++;
+        } else {
+            // A RESYNC starts over from the state it shows: nothing printed before it is repeated.
+            partialRevision = null;
+            partialCount = 0;
+            skip = 0;
         }
         if (root.json) {
             root.out().println(e.isObject() ? e.toString() : data);
