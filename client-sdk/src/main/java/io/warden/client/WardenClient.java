@@ -115,9 +115,8 @@ public final class WardenClient implements AutoCloseable {
             throw Failures.rethrow(e.getCause());
         }
         long ttl = TimeUnit.MILLISECONDS.toNanos(opened.ttlMs());
-        long margin = LocalDeadline.marginNanos(ttl, b.safetyMargin.toNanos());
         Session s = new Session(opened.sessionId(), ttl, TimeUnit.MILLISECONDS.toNanos(opened.keepaliveIntervalMs()),
-                margin, b.requestTimeout, transport, scheduler, events, b.ticker);
+                b.safetyMargin.toNanos(), b.requestTimeout, transport, scheduler, events, b.ticker);
         s.start(sent);
         log.log(System.Logger.Level.DEBUG, "warden session {0} opened for client ''{1}'' (TTL {2} ms, heartbeat every {3} ms)",
                 opened.sessionId(), b.clientId, opened.ttlMs(), opened.keepaliveIntervalMs());
