@@ -95,13 +95,11 @@ final class AcquireCall {
             return;
         }
         long now = calls.ticker().getAsLong();
-        long remainingMs = TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadlineNanos - now));
-        boolean keep = remainingMs > maxWaitMs;
-        long waitMs = Math.min(remainingMs, maxWaitMs);
-        // Retries of this call (same request_id) may go on until one request timeout after the caller's deadline.
+        // Retries of this call (same request_id) may go on until one request timeout after the caller's deadline;
+        // each asks for what remains of the wait when it is sent.
         long retryDeadline = Math.max(now, deadlineNanos) + calls.requestTimeout().toNanos();
         inFlight = true;
-        calls.acquire(name, mode, requestId, waitMs, keep, retryDeadline).whenComplete(this::answered);
+        calls.acquire(name, mode, requestId, deadlineNanos, maxWaitMs, retryDeadline).whenComplete(this::answered);
     }
 
     private void answered(HttpGateway.Reply<Wire.Acquired> reply, Throwable error) {

@@ -14,6 +14,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * HTTP calls to the gateways of one cell, with failover: every call goes to the current endpoint; a transport
@@ -32,6 +33,10 @@ final class HttpGateway {
 
     /** A successful answer and how many attempts it took (more than one: an earlier attempt may have been applied). */
     record Reply<T>(T value, int attempts) {
+    }
+
+    /** One attempt of a call: what to send and how long to wait for the answer. */
+    record Attempt<T>(Call<T> call, Duration timeout) {
     }
 
     private final List<String> endpoints;
@@ -108,16 +113,27 @@ final class HttpGateway {
      * at least one attempt. Cancelling the returned future stops further attempts (the one in flight runs on).
      */
     <T> CompletableFuture<Reply<T>> withRetries(Call<T> call, Duration attemptTimeout, long deadlineNanos) {
+        Attempt<T> same = new Attempt<>(call, attemptTimeout);
+        return withRetries(() -> same, deadlineNanos);
+    }
+
+    /**
+     * As {@link #withRetries(Call, Duration, long)}, with each attempt made when it starts: a call whose body depends
+     * on the time (an acquire sends what remains of the caller's wait, issue 10 finding 9) is made afresh each time.
+     */
+    <T> CompletableFuture<Reply<T>> withRetries(Supplier<Attempt<T>> attempts, long deadlineNanos) {
         CompletableFuture<Reply<T>> result = new CompletableFuture<>();
-        attempt(call, attemptTimeout, deadlineNanos, 1, result);
+        attempt(attempts, deadlineNanos, 1, result);
         return result;
     }
 
-    private <T> void attempt(Call<T> call, Duration timeout, long deadline, int n, CompletableFuture<Reply<T>> result) {
+    private <T> void attempt(Supplier<Attempt<T>> attempts, long deadline, int n, CompletableFuture<Reply<T>> result) {
         if (result.isDone()) {
             return;
         }
-        once(call, timeout).whenComplete((value, error) -> {
+        Attempt<T> next = attempts.get();
+        Call<T> call = next.call();
+        once(call, next.timeout()).whenComplete((value, error) -> {
             if (error == null) {
                 result.complete(new Reply<>(value, n));
                 return;
@@ -132,7 +148,7 @@ final class HttpGateway {
                 return;
             }
             try {
-                scheduler.schedule(() -> attempt(call, timeout, deadline, n + 1, result), delayMs, TimeUnit.MILLISECONDS);
+                scheduler.schedule(() -> attempt(attempts, deadline, n + 1, result), delayMs, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException closed) {
                 result.completeExceptionally(new WardenClientException(call.what() + ": the client is closed", error));
             }
