@@ -18,7 +18,8 @@ import java.util.function.Supplier;
 
 /**
  * HTTP calls to the gateways of one cell, with failover: every call goes to the current endpoint; a transport
- * failure or a 502/503/504 moves the current endpoint on to the next one (round robin), and {@link #withRetries}
+ * failure or any answer but one of Warden's final verdicts ({@link Failures#retryable}: a 503, a 500, a 404 without
+ * Warden's code, ...) moves the current endpoint on to the next one (round robin), and {@link #withRetries}
  * repeats the call there after a bounded backoff. Gateways hold no truth, so any of them can answer any call; a
  * keepalive at a new gateway makes it take the session over.
  *
@@ -166,8 +167,10 @@ final class HttpGateway {
             try {
                 return Wire.JSON.readValue(response.body(), call.type());
             } catch (IOException e) {
+                moveOn(index); // not a gateway's answer (a proxy's page?): the next endpoint may do better
                 throw new CompletionException(new WardenClientException(
-                        call.what() + " at " + base + ": unreadable answer (HTTP " + status + "): " + e.getMessage(), e));
+                        call.what() + " at " + base + ": unreadable answer (HTTP " + status + "): " + e.getMessage(),
+                        null, status, e));
             }
         }
         WardenClientException failure = Failures.fromAnswer(call.what() + " at " + base, status, problem(response.body()));
