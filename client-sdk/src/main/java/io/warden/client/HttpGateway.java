@@ -25,7 +25,8 @@ import java.util.function.Supplier;
  *
  * <p>Concurrency: thread-safe. {@code current} is the only mutable state; a failed attempt moves it on with a
  * compare-and-set from the index it used, so concurrent failures at one endpoint skip it once, not once each.
- * Replies are handled on the {@link HttpClient}'s threads, retries are scheduled on the client's scheduler.
+ * Replies are handled on the threads of the process's one {@link HttpClient} ({@link SharedHttp}), retries are
+ * scheduled on the client's scheduler.
  */
 final class HttpGateway {
     /** One call of contract §3; {@code what} names it in messages. */
@@ -46,15 +47,11 @@ final class HttpGateway {
     private final ScheduledExecutorService scheduler;
     private final LongSupplier ticker;
 
-    HttpGateway(List<URI> endpoints, Duration connectTimeout, ScheduledExecutorService scheduler, LongSupplier ticker) {
+    HttpGateway(List<URI> endpoints, ScheduledExecutorService scheduler, LongSupplier ticker) {
         this.endpoints = endpoints.stream().map(u -> u.toString().replaceAll("/+$", "")).toList();
         this.scheduler = scheduler;
         this.ticker = ticker;
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(connectTimeout)
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .build();
+        this.http = SharedHttp.client(); // one per process: a JDK 17 HttpClient cannot be closed (issue 10, finding 8)
     }
 
     /** The endpoint the next call goes to. */
@@ -76,7 +73,7 @@ final class HttpGateway {
         return endpoints.size();
     }
 
-    /** The HTTP client of these calls, shared by the streams (WebSocket keepalive, watches). */
+    /** The HTTP client of these calls and of the streams (WebSocket keepalive, watches): the process's one. */
     HttpClient http() {
         return http;
     }

@@ -85,7 +85,7 @@ public final class WardenClient implements AutoCloseable {
         scheduler.setRemoveOnCancelPolicy(true);
         this.events = Executors.newSingleThreadExecutor(daemon("warden-client-" + n + "-events"));
         Duration connectTimeout = b.requestTimeout.compareTo(Duration.ofSeconds(2)) < 0 ? b.requestTimeout : Duration.ofSeconds(2);
-        this.gateway = new HttpGateway(b.endpoints, connectTimeout, scheduler, b.ticker);
+        this.gateway = new HttpGateway(b.endpoints, scheduler, b.ticker);
         this.transport = b.webSocketKeepalive == Boolean.FALSE
                 ? new UnaryKeepaliveTransport(gateway)
                 : new WebSocketKeepaliveTransport(gateway, new UnaryKeepaliveTransport(gateway), scheduler, b.ticker, connectTimeout);
