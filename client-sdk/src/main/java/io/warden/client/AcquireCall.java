@@ -79,8 +79,34 @@ final class AcquireCall {
         result.completeExceptionally(failure);
     }
 
+    /**
+     * The caller gives up (its thread was interrupted while it waited) and will not take a hold: the request is
+     * cancelled, or, when the grant won the race and completed the result first, the hold is released (issue 10,
+     * finding 4: the grant could complete the result between the interrupt waking the caller and this cancel; the
+     * cancel then did nothing and the session kept the lock). Waits (boundedly) until that was answered. Run on the
+     * caller's thread, with its interrupt flag clear.
+     */
+    void giveUp() {
+        if (result.cancel(true)) {
+            awaitCleanup();
+            return;
+        }
+        // Note on concurrency: the result is complete, so join() does not block.
+        Hold hold;
+        try {
+            hold = result.join();
+        } catch (RuntimeException failed) {
+            return; // failed: the failure's own path cleaned up (or the session ended)
+        }
+        try {
+            hold.release();
+        } catch (RuntimeException lostMeanwhile) {
+            // lost already: nothing left to release
+        }
+    }
+
     /** Waits (at most one request timeout) until the cancel after a give-up was answered. */
-    void awaitCleanup() {
+    private void awaitCleanup() {
         try {
             cleanedUp.get(calls.requestTimeout().toMillis() * 2, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {

@@ -20,6 +20,7 @@ import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
 import org.apache.zookeeper.data.Stat;
@@ -243,11 +244,19 @@ public final class DirectLocks implements AutoCloseable {
         holds.remove(hold.path(), hold);
     }
 
+    /** Deletes a node of ours (guaranteed: Curator finishes it in the background if need be), even on an interrupted thread. */
     void deleteQuietly(String path, Throwable original) {
+        boolean interrupted = Thread.interrupted(); // an interrupt must not stop the delete from being sent
         try {
             client.delete().guaranteed().forPath(path);
+        } catch (KeeperException.NoNodeException gone) {
+            // nothing to delete
         } catch (Exception e) {
             original.addSuppressed(e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
