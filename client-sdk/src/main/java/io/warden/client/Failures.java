@@ -44,7 +44,8 @@ final class Failures {
     /**
      * Worth another try, at the next gateway: the transport failed (refused, reset, timed out), or an endpoint answered
      * with anything but one of Warden's {@link #FINAL_CODES} (503 UNAVAILABLE without a quorum or while draining, a 500,
-     * a 404 without Warden's code, a 502/504 from a proxy, an unreadable answer). Every call this client retries is
+     * a 404 without Warden's code, a 502/504 from a proxy, an unreadable answer), or retries of such failures ran out of
+     * time (no gateway answered: the call may or may not have been applied). Every call this client retries is
      * safe to repeat: acquires carry a request_id, releases name a token or a request_id.
      */
     static boolean retryable(Throwable t) {
@@ -52,8 +53,13 @@ final class Failures {
         if (c instanceof IOException) {
             return true;
         }
-        if (!(c instanceof WardenClientException e) || e.status() == 0) {
-            return false; // not an answer: the client is closed, or the request could not be made
+        if (!(c instanceof WardenClientException e)) {
+            return false;
+        }
+        if (e.status() == 0) {
+            // Not an answer: retries that ran out of time (their last failure is the cause), or a request that could
+            // not be made at all (no cause worth another try).
+            return e.getCause() != null && e.getCause() != e && retryable(e.getCause());
         }
         return e.code().map(code -> !FINAL_CODES.contains(code)).orElse(true);
     }

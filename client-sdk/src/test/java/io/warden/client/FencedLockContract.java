@@ -314,7 +314,7 @@ public abstract class FencedLockContract {
     // ------------------------------------------------------------------ issue 10
 
     /** Rounds of {@link #interruptedAcquires_racingTheirGrants_neverLeaveAHoldOrAQueuedRequest}. */
-    protected static final int INTERRUPT_ROUNDS = 500;
+    protected static final int INTERRUPT_ROUNDS = 800;
 
     /**
      * Issue 10, finding 4: when the grant completed the acquire just after the waiting thread was interrupted, the
