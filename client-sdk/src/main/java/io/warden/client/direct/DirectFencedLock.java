@@ -52,7 +52,6 @@ final class DirectFencedLock implements FencedLock {
     public Hold acquire(Duration wait) {
         check(wait);
         locks.checkOpen();
-        long lossesBefore = locks.losses();
         InterProcessReadWriteLock rw = new InterProcessReadWriteLock(locks.client(), path, locks.lockData());
         boolean granted;
         try {
@@ -76,7 +75,7 @@ final class DirectFencedLock implements FencedLock {
         // finding 4: whatever the race, an acquire either returns a hold or leaves none behind).
         boolean interrupted = Thread.interrupted();
         try {
-            return locks.grant(name, mode, node, lossesBefore);
+            return locks.grant(name, mode, node);
         } finally {
             if (interrupted) {
                 Thread.currentThread().interrupt();

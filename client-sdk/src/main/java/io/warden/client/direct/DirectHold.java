@@ -90,7 +90,9 @@ final class DirectHold implements Hold {
 
     /**
      * Deletes the lock node (a guaranteed delete: if ZooKeeper cannot be reached, Curator keeps trying in the
-     * background, and the node goes with the session anyway). Any thread may release.
+     * background, and the node goes with the session anyway). Any thread may release. A hold that was lost is deleted
+     * all the same (issue 10, finding 6): "lost" may be only what this client concluded (a LOST that Curator declared
+     * while the ZooKeeper session lived on), and a node left behind would block the lock for that session's life.
      */
     @Override
     public void release() {
@@ -100,7 +102,9 @@ final class DirectHold implements Hold {
         locks.forget(this);
         String why = lostWhy.get();
         if (why != null) {
-            throw new LockOwnershipLostException(name, token, why + " before the release");
+            LockOwnershipLostException lost = new LockOwnershipLostException(name, token, why + " before the release");
+            locks.deleteQuietly(path, lost);
+            throw lost;
         }
         try {
             locks.client().delete().guaranteed().forPath(path);

@@ -191,7 +191,7 @@ public final class DirectLocks implements AutoCloseable {
         return state;
     }
 
-    /** How many times the ZooKeeper session was LOST so far: a grant made across a loss is lost too. */
+    /** How many times the ZooKeeper session was LOST so far (tests, diagnostics). */
     long losses() {
         return losses.get();
     }
@@ -204,9 +204,14 @@ public final class DirectLocks implements AutoCloseable {
 
     /**
      * Turns the node Curator just made ours into a hold: reads its czxid (the token), then watches it for deletion.
-     * {@code lossesBefore} is {@link #losses()} from before the acquire started.
+     *
+     * <p>An acquire can span a LOST: Curator then makes a new node in the new ZooKeeper session and gets the lock with
+     * it, or (when the old session's node had not gone yet) gets it with the old node. Which grant this is shows in the
+     * node's ephemeral owner (issue 10, finding 6): the current session's node is a valid grant; an earlier session's
+     * node goes with that session, so the grant is worthless: the node is deleted (at once, not when the server gets to
+     * the old session) and the acquire fails.
      */
-    Hold grant(String name, LockMode mode, String path, long lossesBefore) {
+    Hold grant(String name, LockMode mode, String path) {
         Stat stat;
         try {
             stat = client.checkExists().forPath(path);
@@ -222,6 +227,18 @@ public final class DirectLocks implements AutoCloseable {
         }
         DirectHold hold = new DirectHold(this, name, mode, path, stat.getCzxid());
         holds.put(path, hold);
+        // Note on concurrency: the session is compared only now that the hold is in `holds`: a LOST from here on
+        // reaches it through stateChanged, and one before shows as another session id.
+        long session = currentSession();
+        if (stat.getEphemeralOwner() != session) {
+            holds.remove(path, hold);
+            WardenClientException failure = new WardenClientException("lock '" + name + "' was granted with node "
+                    + path + " of ZooKeeper session 0x" + Long.toHexString(stat.getEphemeralOwner())
+                    + ", which was lost while the lock was being acquired (the session now is 0x" + Long.toHexString(session)
+                    + "); the node was deleted, try again");
+            deleteQuietly(path, failure);
+            throw failure;
+        }
         // The watch is set only now that the hold is in `holds`, so its event always finds the hold.
         try {
             if (client.checkExists().usingWatcher((CuratorWatcher) event -> nodeEvent(event, path)).forPath(path) == null) {
@@ -231,13 +248,19 @@ public final class DirectLocks implements AutoCloseable {
             log.log(System.Logger.Level.WARNING, "could not watch the node {0} of lock ''{1}'' (token {2}): {3}",
                     path, name, stat.getCzxid(), e.toString());
         }
-        if (losses.get() != lossesBefore) {
-            hold.markLost("its ZooKeeper session was lost while it was being acquired");
-        }
         if (closed.get()) {
             hold.release(); // close() may have missed it; the caller gets an already released hold
         }
         return hold;
+    }
+
+    /** The id of the Curator client's ZooKeeper session now; 0 when there is none. */
+    private long currentSession() {
+        try {
+            return client.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
     }
 
     void forget(DirectHold hold) {
