@@ -23,6 +23,7 @@ import org.apache.curator.framework.state.ConnectionStateListener;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
 /**
@@ -52,8 +53,17 @@ import org.apache.zookeeper.data.Stat;
  * hold the lock ({@link Hold#isValid()} is false until {@link ConnectionState#RECONNECTED}); after
  * {@link ConnectionState#LOST} you do not ({@link Hold#lost()} completes, for good). A hold is also lost when its
  * node is deleted by someone else (an operator, or a gateway's force release). Connection events reach this class
- * on Curator's event thread, a little after they happen; the token, checked by the resource, is what makes writes
- * safe (see {@link Hold} and {@link io.warden.client.fencing.FencedWrite}).
+ * on Curator's event thread, a little after they happen, so {@link Hold#isValid()} does not wait for them: it is also
+ * false once the <em>local deadline</em> of the node's ZooKeeper session has passed — the send time of the latest
+ * request of that session that ZooKeeper answered, plus the negotiated session timeout, minus a margin (500 ppm of the
+ * timeout and 100 ms). While a hold lives, a probe ({@code exists("/")}) every third of the session timeout keeps it
+ * fresh. A holder paused past its session timeout (a GC pause, SIGSTOP, a frozen VM) is therefore not valid the
+ * moment it resumes, before any event arrives. The token, checked by the resource, is what makes writes safe (see
+ * {@link Hold} and {@link io.warden.client.fencing.FencedWrite}).
+ *
+ * <p>An acquire that spans a LOST is judged by its node's ephemeral owner: a node of the current ZooKeeper session is a
+ * valid grant; a node of an earlier session is deleted and the acquire fails. {@link Hold#release()} deletes the node
+ * even when the hold was lost.
  *
  * <h2>Differences from the HTTP client's locks</h2>
  * {@link FencedLock#acquire} throws no {@link io.warden.client.SessionLostException} (there is no Warden session);
@@ -69,7 +79,8 @@ import org.apache.zookeeper.data.Stat;
  * <p>Thread-safety: safe for use by any number of threads. Concurrency: {@code holds} is a concurrent map of the
  * live holds by node path, written by acquiring and releasing threads and read by Curator's event thread;
  * {@code state} and {@code losses} are written only by Curator's connection-state thread; {@code closed} goes
- * false → true once.
+ * false → true once; {@code deadline} is thread-safe (see {@link SessionDeadline}) and has one timer thread of its own,
+ * stopped by {@link #close()}.
  */
 public final class DirectLocks implements AutoCloseable {
     /** The chroot of a cell unless configured otherwise (contract §4). */
@@ -91,11 +102,14 @@ public final class DirectLocks implements AutoCloseable {
     });
     private final AtomicLong losses = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The local bound on the ZooKeeper session's life, from the last answers of ZooKeeper (issue 10, finding 3). */
+    private final SessionDeadline deadline;
     private volatile ConnectionState state;
 
     private DirectLocks(CuratorFramework client, String chroot) {
         this.client = client.usingNamespace(DirectNames.namespace(chroot));
         this.chroot = chroot;
+        this.deadline = new SessionDeadline(client, () -> !holds.isEmpty(), System::nanoTime);
         this.state = client.getZookeeperClient().isConnected() ? ConnectionState.CONNECTED : ConnectionState.SUSPENDED;
         client.getConnectionStateListenable().addListener(listener);
     }
@@ -171,6 +185,7 @@ public final class DirectLocks implements AutoCloseable {
             }
         }
         client.getConnectionStateListenable().removeListener(listener);
+        deadline.close();
     }
 
     // --- for DirectFencedLock and DirectHold ---
@@ -189,6 +204,14 @@ public final class DirectLocks implements AutoCloseable {
 
     ConnectionState state() {
         return state;
+    }
+
+    /**
+     * Whether ZooKeeper session {@code sessionId} cannot have expired yet: an answer in that session, sent less than
+     * the session timeout (minus a margin) ago, says so. See {@link SessionDeadline}.
+     */
+    boolean sessionAlive(long sessionId) {
+        return deadline.alive(sessionId);
     }
 
     /** How many times the ZooKeeper session was LOST so far (tests, diagnostics). */
@@ -213,6 +236,10 @@ public final class DirectLocks implements AutoCloseable {
      */
     Hold grant(String name, LockMode mode, String path) {
         Stat stat;
+        ZooKeeper zk = deadline.zooKeeper();
+        long sessionBefore = zk == null ? 0 : zk.getSessionId();
+        int timeoutMs = zk == null ? 0 : zk.getSessionTimeout();
+        long sent = deadline.now();
         try {
             stat = client.checkExists().forPath(path);
         } catch (Exception e) {
@@ -225,7 +252,11 @@ public final class DirectLocks implements AutoCloseable {
             throw new WardenClientException("lock '" + name + "' was granted, but its node " + path
                     + " was gone right after: the ZooKeeper session was lost");
         }
-        DirectHold hold = new DirectHold(this, name, mode, path, stat.getCzxid());
+        if (stat.getEphemeralOwner() == sessionBefore && currentSession() == sessionBefore) {
+            // answered in the session the node is in (no other session in between): the session lives for a timeout
+            deadline.heard(sessionBefore, sent, timeoutMs);
+        }
+        DirectHold hold = new DirectHold(this, name, mode, path, stat.getCzxid(), stat.getEphemeralOwner());
         holds.put(path, hold);
         // Note on concurrency: the session is compared only now that the hold is in `holds`: a LOST from here on
         // reaches it through stateChanged, and one before shows as another session id.
@@ -305,6 +336,8 @@ public final class DirectLocks implements AutoCloseable {
                 log.log(System.Logger.Level.WARNING, "{0}: the ZooKeeper session was lost", hold);
                 hold.markLost("its ZooKeeper session was lost");
             }
+        } else if (newState == ConnectionState.RECONNECTED || newState == ConnectionState.CONNECTED) {
+            deadline.probeSoon(); // the local deadline may have run out while the connection was down
         } else if (newState == ConnectionState.SUSPENDED) {
             log.log(System.Logger.Level.WARNING, "ZooKeeper connection SUSPENDED: {0} direct hold(s) cannot be sure they are held",
                     holds.size());
