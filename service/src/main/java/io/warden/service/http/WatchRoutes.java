@@ -10,15 +10,16 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 
 /**
- * {@code GET /v1/watch?name=|prefix=&since_revision=} (contract §3): validates the query, subscribes a
+ * {@code GET /v1/watch?name=|prefix=&session_id=&since_revision=} (contract §3): validates the query, subscribes a
  * {@link SseStream} to the gateway's watches and keeps the response open as a Server-Sent Events stream. A
  * {@code Last-Event-ID} header (what {@code EventSource} sends when it reconnects) counts as {@code since_revision}
- * when the query has none.
+ * when the query has none. With {@code session_id} only that session's events pass (and a RESYNC lists only the locks
+ * where it holds or waits); name and prefix are then optional (issue 10, finding 2: the SDK's watch of its own holds).
  *
  * <p>Concurrency: {@link #open} is a concurrent set; streams add and remove themselves from any thread.
  */
 final class WatchRoutes {
-    static final Set<String> PARAMS = Set.of("name", "prefix", "since_revision");
+    static final Set<String> PARAMS = Set.of("name", "prefix", "session_id", "since_revision");
     static final String LAST_EVENT_ID = "Last-Event-ID";
 
     private final WatchSource watches;
@@ -36,7 +37,9 @@ final class WatchRoutes {
 
     void watch(Context ctx) throws IOException {
         QueryParams q = QueryParams.of(exchange.query(ctx), PARAMS);
-        WatchFilter filter = WatchFilter.of(q.optional("name"), q.optional("prefix"));
+        String session = q.optional("session_id");
+        WatchFilter filter = WatchFilter.of(q.optional("name"), q.optional("prefix"),
+                session == null ? null : Fields.sessionId("session_id", session));
         Long since = null;
         String sinceText = q.optional("since_revision");
         if (sinceText != null) {
@@ -48,7 +51,7 @@ final class WatchRoutes {
             }
         }
         SseStream stream = new SseStream(json, executor);
-        WatchSource.Subscription subscription = watches.subscribe(filter, since, stream); // may refuse: a problem document
+        WatchSource.Subscription subscription = watches.subscribe(filter, since, filter.sink(stream)); // may refuse: a problem document
         open.add(stream);
         try {
             stream.open(ctx, "watching " + filter + (since == null ? " from now" : " after revision " + since), () -> {

@@ -1,16 +1,27 @@
 package io.warden.service.watch;
 
 import io.warden.service.api.LockName;
+import io.warden.service.api.LockView;
 import io.warden.service.api.WardenException;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.regex.Pattern;
 
 /**
  * Which locks a watch covers: one lock by its full name, or every lock under a prefix. A prefix is a namespace
  * ({@code payments}: every lock of that namespace) or a namespace followed by {@code /} and the start of a path
  * ({@code payments/invoice-}: every lock whose name starts with that string).
+ *
+ * <p>With a {@code sessionId} as well (issue 10, finding 2: how the SDK learns that a hold of its session ended by a
+ * force-release or a release from elsewhere), only the events of that session's requests pass, and a RESYNC lists only
+ * the covered locks where that session holds or waits; without a name or prefix a session's filter covers every lock.
+ * The hub matches by name ({@link #matches(String)}); the session part is applied by the sink {@link #sink} puts in
+ * front of the stream, so the hub, its history and its mirror need not know about it.
+ *
+ * <p>Thread-safety: immutable.
  */
-public record WatchFilter(String name, String prefix) {
+public record WatchFilter(String name, String prefix, String sessionId) {
     private static final Pattern PREFIX_REST = Pattern.compile("[A-Za-z0-9._:/-]*");
 
     public WatchFilter {
@@ -19,16 +30,32 @@ public record WatchFilter(String name, String prefix) {
         }
     }
 
+    public WatchFilter(String name, String prefix) {
+        this(name, prefix, null);
+    }
+
     /** Validates the query of {@code GET /v1/watch}; failures name the field ({@code name} or {@code prefix}). */
     public static WatchFilter of(String name, String prefix) {
+        return of(name, prefix, null);
+    }
+
+    /**
+     * Validates the query of {@code GET /v1/watch}; failures name the field. {@code sessionId} must have been
+     * validated as a session id by the caller; with it, name and prefix may both be absent (every lock).
+     */
+    public static WatchFilter of(String name, String prefix, String sessionId) {
         if (name != null && prefix != null) {
             throw WardenException.invalid("prefix", "give either name or prefix, not both");
         }
         if (name == null && prefix == null) {
-            throw WardenException.invalid("name", "is required (or give prefix): the lock or the prefix of the locks to watch");
+            if (sessionId != null) {
+                return new WatchFilter(null, "", sessionId);
+            }
+            throw WardenException.invalid("name", "is required (or give prefix or session_id): the lock, the prefix of "
+                    + "the locks or the session to watch");
         }
         if (name != null) {
-            return new WatchFilter(LockName.parse("name", name).toString(), null);
+            return new WatchFilter(LockName.parse("name", name).toString(), null, sessionId);
         }
         if (prefix.length() > LockName.MAX_LENGTH) {
             throw WardenException.invalid("prefix", "is at most " + LockName.MAX_LENGTH + " characters, got " + prefix.length());
@@ -38,7 +65,7 @@ public record WatchFilter(String name, String prefix) {
         if (slash >= 0 && !PREFIX_REST.matcher(prefix.substring(slash + 1)).matches()) {
             throw WardenException.invalid("prefix", "after the namespace only [A-Za-z0-9._:/-] may follow");
         }
-        return new WatchFilter(null, prefix);
+        return new WatchFilter(null, prefix, sessionId);
     }
 
     /** Every lock of the cell (the console's event log; not offered over HTTP). */
@@ -50,6 +77,7 @@ public record WatchFilter(String name, String prefix) {
         return new WatchFilter(name.toString(), null);
     }
 
+    /** Whether the lock {@code lockName} is covered (by name or prefix; the session part is not looked at here). */
     public boolean matches(String lockName) {
         if (name != null) {
             return name.equals(lockName);
@@ -60,8 +88,67 @@ public record WatchFilter(String name, String prefix) {
         return prefix.indexOf('/') < 0 ? lockName.startsWith(prefix + "/") : lockName.startsWith(prefix);
     }
 
+    /** Whether {@code event} passes: its lock is covered and, with a session, it is that session's request. */
+    public boolean matches(WatchEvent event) {
+        return matches(event.name()) && (sessionId == null || sessionId.equals(event.sessionId()));
+    }
+
+    /** The state a RESYNC shows: with a session, only the locks where that session holds or waits. */
+    public Resync restrict(Resync resync) {
+        if (sessionId == null) {
+            return resync;
+        }
+        List<LockView> mine = new ArrayList<>();
+        for (LockView v : resync.locks()) {
+            if (v.holders().stream().anyMatch(h -> sessionId.equals(h.sessionId()))
+                    || v.waiters().stream().anyMatch(w -> sessionId.equals(w.sessionId()))) {
+                mine.add(v);
+            }
+        }
+        return new Resync(resync.revision(), mine);
+    }
+
+    /**
+     * The sink to subscribe with for this filter: {@code stream} itself, or, with a session, a sink in front of it that
+     * passes only that session's events and restricts RESYNCs to its locks. Calls reach it on the hub's thread, as
+     * they would reach {@code stream}.
+     */
+    public WatchSink sink(WatchSink stream) {
+        if (sessionId == null) {
+            return stream;
+        }
+        return new WatchSink() {
+            @Override
+            public boolean events(List<WatchEvent> events) {
+                List<WatchEvent> mine = new ArrayList<>(0);
+                for (WatchEvent e : events) {
+                    if (sessionId.equals(e.sessionId())) {
+                        mine.add(e);
+                    }
+                }
+                return mine.isEmpty() || stream.events(mine);
+            }
+
+            @Override
+            public boolean resync(Resync resync) {
+                return stream.resync(restrict(resync));
+            }
+
+            @Override
+            public void heartbeat() {
+                stream.heartbeat();
+            }
+
+            @Override
+            public void close(String reason) {
+                stream.close(reason);
+            }
+        };
+    }
+
     @Override
     public String toString() {
-        return name != null ? "name=" + name : "prefix=" + prefix;
+        String what = name != null ? "name=" + name : "prefix=" + prefix;
+        return sessionId == null ? what : what + "&session_id=" + sessionId;
     }
 }
