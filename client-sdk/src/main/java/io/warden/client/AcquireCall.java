@@ -9,23 +9,25 @@ import java.util.concurrent.TimeoutException;
 
 /**
  * One acquire of a {@link FencedLock}, from the first call to its outcome. It repeats {@code POST /v1/acquire} with
- * one generated request_id: after a transport failure or a 503 (at the next gateway), and when the wait is longer
- * than the service holds one call (it then asks with {@code on_timeout=KEEP}, keeping its place in the queue). The
- * last call of a wait uses {@code on_timeout=CANCEL}, so the gateway itself removes the request when time runs out.
+ * one generated request_id: after a transport failure or any answer but a final verdict (at the next gateway), and
+ * when the wait is longer than the service holds one call (it then asks with {@code on_timeout=KEEP}, keeping its
+ * place in the queue). Every call asks for what remains of the caller's wait. The last call of a wait uses
+ * {@code on_timeout=CANCEL}, so the gateway itself removes the request when time runs out.
  *
- * <p>When the caller gives up (cancel or interrupt), the request is cancelled by request_id. The cancel may overtake
- * the call that queues the request (they travel on different connections); so any answer to a call that arrives
- * after the give-up, other than TIMED_OUT, triggers another cancel, and a cancel that found nothing while a call is
- * still out is repeated a few times.
+ * <p>When the caller gives up (cancel or interrupt), or no gateway answered in time, the request is cancelled by
+ * request_id, in the background until a gateway answers (or the session ends). The cancel may overtake the call that
+ * queues the request (they travel on different connections, and a call can be held up anywhere on its way): a gateway
+ * answering a cancel of a request it does not know leaves a tombstone for that request_id, so the overtaken call fails
+ * when it arrives (issue 10, finding 5). An answer to a call that arrives after the give-up, other than TIMED_OUT,
+ * triggers another cancel all the same.
  *
- * <p>Concurrency: calls run one after another (each is started from the completion of the previous one), so
- * {@code inFlight} has one writer at a time (volatile: {@link #abandon} reads it). {@code result} is the single
- * outcome, completed once by whoever is first: the call chain, the end of the session, or the caller's cancel.
+ * <p>Concurrency: calls run one after another (each is started from the completion of the previous one).
+ * {@code result} is the single outcome, completed once by whoever is first: the call chain, the end of the session, or
+ * the caller's cancel; {@code cleanedUp} completes once the clean-up after a give-up was answered.
  */
 final class AcquireCall {
     /** The longest wait the service holds one call for (contract §3 {@code wait_ms} max). */
     static final long SERVICE_MAX_WAIT_MS = 300_000;
-    private static final int CANCEL_REPEATS = 3;
 
     private final LockCalls calls;
     private final String name;
@@ -36,7 +38,6 @@ final class AcquireCall {
     private final String requestId = "sdk-" + UUID.randomUUID();
     private final CompletableFuture<Hold> result = new CompletableFuture<>();
     private final CompletableFuture<Void> cleanedUp = new CompletableFuture<>();
-    private volatile boolean inFlight;
 
     AcquireCall(LockCalls calls, String name, LockMode mode, Duration wait, long maxWaitMs) {
         this.calls = calls;
@@ -79,8 +80,34 @@ final class AcquireCall {
         result.completeExceptionally(failure);
     }
 
+    /**
+     * The caller gives up (its thread was interrupted while it waited) and will not take a hold: the request is
+     * cancelled, or, when the grant won the race and completed the result first, the hold is released (issue 10,
+     * finding 4: the grant could complete the result between the interrupt waking the caller and this cancel; the
+     * cancel then did nothing and the session kept the lock). Waits (boundedly) until that was answered. Run on the
+     * caller's thread, with its interrupt flag clear.
+     */
+    void giveUp() {
+        if (result.cancel(true)) {
+            awaitCleanup();
+            return;
+        }
+        // Note on concurrency: the result is complete, so join() does not block.
+        Hold hold;
+        try {
+            hold = result.join();
+        } catch (RuntimeException failed) {
+            return; // failed: the failure's own path cleaned up (or the session ended)
+        }
+        try {
+            hold.release();
+        } catch (RuntimeException lostMeanwhile) {
+            // lost already: nothing left to release
+        }
+    }
+
     /** Waits (at most one request timeout) until the cancel after a give-up was answered. */
-    void awaitCleanup() {
+    private void awaitCleanup() {
         try {
             cleanedUp.get(calls.requestTimeout().toMillis() * 2, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
@@ -95,17 +122,13 @@ final class AcquireCall {
             return;
         }
         long now = calls.ticker().getAsLong();
-        long remainingMs = TimeUnit.NANOSECONDS.toMillis(Math.max(0, deadlineNanos - now));
-        boolean keep = remainingMs > maxWaitMs;
-        long waitMs = Math.min(remainingMs, maxWaitMs);
-        // Retries of this call (same request_id) may go on until one request timeout after the caller's deadline.
+        // Retries of this call (same request_id) may go on until one request timeout after the caller's deadline;
+        // each asks for what remains of the wait when it is sent.
         long retryDeadline = Math.max(now, deadlineNanos) + calls.requestTimeout().toNanos();
-        inFlight = true;
-        calls.acquire(name, mode, requestId, waitMs, keep, retryDeadline).whenComplete(this::answered);
+        calls.acquire(name, mode, requestId, deadlineNanos, maxWaitMs, retryDeadline).whenComplete(this::answered);
     }
 
     private void answered(HttpGateway.Reply<Wire.Acquired> reply, Throwable error) {
-        inFlight = false;
         if (result.isDone()) {
             answeredAfterGiveUp(reply, error);
             return;
@@ -169,29 +192,18 @@ final class AcquireCall {
         });
     }
 
-    /** The caller gave up (cancel or interrupt): take the request out of the queue, granted or not. */
+    /**
+     * The caller gave up (cancel or interrupt): take the request out of the queue, granted or not. One answer settles
+     * it: the gateway either ended the request or left a tombstone that makes the call still on its way fail.
+     */
     private void abandon() {
-        cancelAfterGiveUp(1);
-    }
-
-    private void cancelAfterGiveUp(int round) {
         if (calls.session().ended()) {
             cleanedUp.complete(null);
             return;
         }
         calls.cancel(name, requestId).whenComplete((reply, error) -> {
-            if (error != null) {
-                if (Failures.retryable(error)) {
-                    calls.cancelInBackground(name, requestId);
-                }
-                cleanedUp.complete(null);
-                return;
-            }
-            if (!reply.value().released() && inFlight && round < CANCEL_REPEATS) {
-                // The call that queues the request may not have reached its gateway yet: look again shortly.
-                CompletableFuture.delayedExecutor(100L << round, TimeUnit.MILLISECONDS)
-                        .execute(() -> cancelAfterGiveUp(round + 1));
-                return;
+            if (error != null && Failures.retryable(error)) {
+                calls.cancelInBackground(name, requestId);
             }
             cleanedUp.complete(null);
         });

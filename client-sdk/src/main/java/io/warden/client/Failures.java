@@ -1,12 +1,31 @@
 package io.warden.client;
 
 import java.io.IOException;
+import java.util.Set;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.ExecutionException;
 
-/** Turns gateway answers and transport errors into the client's exceptions, and says which are worth a retry. */
+/**
+ * Turns gateway answers and transport errors into the client's exceptions, and says which are worth a retry.
+ *
+ * <p>What to do with an answer is decided from Warden's problem {@code code}, not from the HTTP status alone (issue 10,
+ * finding 7): a 500, or a 404 without Warden's code, comes from a broken gateway or from something between the client
+ * and the gateways (a proxy, a load balancer, a server that is not a gateway), and the next endpoint may well answer;
+ * only Warden's own verdicts on the call are final.
+ *
+ * <p>Concurrency: stateless.
+ */
 final class Failures {
     static final String SESSION_NOT_FOUND = "SESSION_NOT_FOUND";
+    /**
+     * The codes of a gateway's verdict on the call itself (contract §3, and the HTTP layer's 405/413/415): the same
+     * call gets the same answer at any gateway, so it is not repeated. Every other answer (UNAVAILABLE, INTERNAL,
+     * NOT_FOUND for a route the endpoint does not have, an unknown code, no problem document at all) moves on to the
+     * next endpoint.
+     */
+    static final Set<String> FINAL_CODES = Set.of("INVALID_ARGUMENT", "UNAUTHENTICATED", "PERMISSION_DENIED",
+            SESSION_NOT_FOUND, "CONFLICT", "RESOURCE_EXHAUSTED", "UNSUPPORTED_MEDIA_TYPE", "PAYLOAD_TOO_LARGE",
+            "METHOD_NOT_ALLOWED");
 
     private Failures() {
     }
@@ -23,16 +42,26 @@ final class Failures {
     }
 
     /**
-     * Worth another try, on this or another gateway: the transport failed (refused, reset, timed out) or the gateway
-     * said it cannot answer now (503 without a quorum or while draining; 502/504 from a proxy in between). Every call
-     * this client retries is safe to repeat: acquires carry a request_id, releases name a token or a request_id.
+     * Worth another try, at the next gateway: the transport failed (refused, reset, timed out), or an endpoint answered
+     * with anything but one of Warden's {@link #FINAL_CODES} (503 UNAVAILABLE without a quorum or while draining, a 500,
+     * a 404 without Warden's code, a 502/504 from a proxy, an unreadable answer), or retries of such failures ran out of
+     * time (no gateway answered: the call may or may not have been applied). Every call this client retries is
+     * safe to repeat: acquires carry a request_id, releases name a token or a request_id.
      */
     static boolean retryable(Throwable t) {
         Throwable c = unwrap(t);
         if (c instanceof IOException) {
             return true;
         }
-        return c instanceof WardenClientException e && (e.status() == 502 || e.status() == 503 || e.status() == 504);
+        if (!(c instanceof WardenClientException e)) {
+            return false;
+        }
+        if (e.status() == 0) {
+            // Not an answer: retries that ran out of time (their last failure is the cause), or a request that could
+            // not be made at all (no cause worth another try).
+            return e.getCause() != null && e.getCause() != e && retryable(e.getCause());
+        }
+        return e.code().map(code -> !FINAL_CODES.contains(code)).orElse(true);
     }
 
     static boolean sessionGone(Throwable t) {

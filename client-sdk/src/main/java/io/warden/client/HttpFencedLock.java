@@ -37,8 +37,7 @@ final class HttpFencedLock implements FencedLock {
         try {
             return call.result().get();
         } catch (InterruptedException e) {
-            call.result().cancel(true);
-            call.awaitCleanup();
+            call.giveUp();
             Thread.currentThread().interrupt();
             throw new WardenClientException("interrupted while waiting for lock '" + name + "'; its request was cancelled", e);
         } catch (ExecutionException e) {

@@ -14,16 +14,19 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 /**
  * HTTP calls to the gateways of one cell, with failover: every call goes to the current endpoint; a transport
- * failure or a 502/503/504 moves the current endpoint on to the next one (round robin), and {@link #withRetries}
+ * failure or any answer but one of Warden's final verdicts ({@link Failures#retryable}: a 503, a 500, a 404 without
+ * Warden's code, ...) moves the current endpoint on to the next one (round robin), and {@link #withRetries}
  * repeats the call there after a bounded backoff. Gateways hold no truth, so any of them can answer any call; a
  * keepalive at a new gateway makes it take the session over.
  *
  * <p>Concurrency: thread-safe. {@code current} is the only mutable state; a failed attempt moves it on with a
  * compare-and-set from the index it used, so concurrent failures at one endpoint skip it once, not once each.
- * Replies are handled on the {@link HttpClient}'s threads, retries are scheduled on the client's scheduler.
+ * Replies are handled on the threads of the process's one {@link HttpClient} ({@link SharedHttp}), retries are
+ * scheduled on the client's scheduler.
  */
 final class HttpGateway {
     /** One call of contract §3; {@code what} names it in messages. */
@@ -34,21 +37,21 @@ final class HttpGateway {
     record Reply<T>(T value, int attempts) {
     }
 
+    /** One attempt of a call: what to send and how long to wait for the answer. */
+    record Attempt<T>(Call<T> call, Duration timeout) {
+    }
+
     private final List<String> endpoints;
     private final AtomicInteger current = new AtomicInteger();
     private final HttpClient http;
     private final ScheduledExecutorService scheduler;
     private final LongSupplier ticker;
 
-    HttpGateway(List<URI> endpoints, Duration connectTimeout, ScheduledExecutorService scheduler, LongSupplier ticker) {
+    HttpGateway(List<URI> endpoints, ScheduledExecutorService scheduler, LongSupplier ticker) {
         this.endpoints = endpoints.stream().map(u -> u.toString().replaceAll("/+$", "")).toList();
         this.scheduler = scheduler;
         this.ticker = ticker;
-        this.http = HttpClient.newBuilder()
-                .version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(connectTimeout)
-                .followRedirects(HttpClient.Redirect.NEVER)
-                .build();
+        this.http = SharedHttp.client(); // one per process: a JDK 17 HttpClient cannot be closed (issue 10, finding 8)
     }
 
     /** The endpoint the next call goes to. */
@@ -70,7 +73,7 @@ final class HttpGateway {
         return endpoints.size();
     }
 
-    /** The HTTP client of these calls, shared by the streams (WebSocket keepalive, watches). */
+    /** The HTTP client of these calls and of the streams (WebSocket keepalive, watches): the process's one. */
     HttpClient http() {
         return http;
     }
@@ -108,16 +111,27 @@ final class HttpGateway {
      * at least one attempt. Cancelling the returned future stops further attempts (the one in flight runs on).
      */
     <T> CompletableFuture<Reply<T>> withRetries(Call<T> call, Duration attemptTimeout, long deadlineNanos) {
+        Attempt<T> same = new Attempt<>(call, attemptTimeout);
+        return withRetries(() -> same, deadlineNanos);
+    }
+
+    /**
+     * As {@link #withRetries(Call, Duration, long)}, with each attempt made when it starts: a call whose body depends
+     * on the time (an acquire sends what remains of the caller's wait, issue 10 finding 9) is made afresh each time.
+     */
+    <T> CompletableFuture<Reply<T>> withRetries(Supplier<Attempt<T>> attempts, long deadlineNanos) {
         CompletableFuture<Reply<T>> result = new CompletableFuture<>();
-        attempt(call, attemptTimeout, deadlineNanos, 1, result);
+        attempt(attempts, deadlineNanos, 1, result);
         return result;
     }
 
-    private <T> void attempt(Call<T> call, Duration timeout, long deadline, int n, CompletableFuture<Reply<T>> result) {
+    private <T> void attempt(Supplier<Attempt<T>> attempts, long deadline, int n, CompletableFuture<Reply<T>> result) {
         if (result.isDone()) {
             return;
         }
-        once(call, timeout).whenComplete((value, error) -> {
+        Attempt<T> next = attempts.get();
+        Call<T> call = next.call();
+        once(call, next.timeout()).whenComplete((value, error) -> {
             if (error == null) {
                 result.complete(new Reply<>(value, n));
                 return;
@@ -132,7 +146,7 @@ final class HttpGateway {
                 return;
             }
             try {
-                scheduler.schedule(() -> attempt(call, timeout, deadline, n + 1, result), delayMs, TimeUnit.MILLISECONDS);
+                scheduler.schedule(() -> attempt(attempts, deadline, n + 1, result), delayMs, TimeUnit.MILLISECONDS);
             } catch (RejectedExecutionException closed) {
                 result.completeExceptionally(new WardenClientException(call.what() + ": the client is closed", error));
             }
@@ -150,8 +164,10 @@ final class HttpGateway {
             try {
                 return Wire.JSON.readValue(response.body(), call.type());
             } catch (IOException e) {
+                moveOn(index); // not a gateway's answer (a proxy's page?): the next endpoint may do better
                 throw new CompletionException(new WardenClientException(
-                        call.what() + " at " + base + ": unreadable answer (HTTP " + status + "): " + e.getMessage(), e));
+                        call.what() + " at " + base + ": unreadable answer (HTTP " + status + "): " + e.getMessage(),
+                        null, status, e));
             }
         }
         WardenClientException failure = Failures.fromAnswer(call.what() + " at " + base, status, problem(response.body()));

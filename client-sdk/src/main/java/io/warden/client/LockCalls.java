@@ -48,16 +48,24 @@ final class LockCalls {
     }
 
     /**
-     * One acquire call that the gateway holds open up to {@code waitMs}, retried (same request_id) until
-     * {@code retryDeadlineNanos}.
+     * One acquire call that the gateway holds open for what remains of the caller's wait (at most {@code maxWaitMs};
+     * beyond that with {@code on_timeout=KEEP}, keeping the place in the queue), retried (same request_id) until
+     * {@code retryDeadlineNanos}. Every attempt asks for what remains of the wait <em>when it is sent</em>, so retries
+     * after a failed attempt do not start the wait over (issue 10, finding 9: with the full {@code wait_ms} on every
+     * retry, {@code acquire(wait)} could block for about 2 x wait + 2 x the request timeout).
      */
-    CompletableFuture<HttpGateway.Reply<Wire.Acquired>> acquire(String name, LockMode mode, String requestId, long waitMs,
-                                                                boolean keepOnTimeout, long retryDeadlineNanos) {
-        var body = new Wire.Acquire(session.id(), name, mode, waitMs, requestId, keepOnTimeout ? "KEEP" : "CANCEL");
-        var call = new HttpGateway.Call<>("POST", "/v1/acquire", body, Wire.Acquired.class,
-                "acquire of lock '" + name + "' (request " + requestId + ")");
-        Duration attemptTimeout = requestTimeout.plusMillis(waitMs);
-        return gateway.withRetries(call, attemptTimeout, retryDeadlineNanos);
+    CompletableFuture<HttpGateway.Reply<Wire.Acquired>> acquire(String name, LockMode mode, String requestId,
+                                                                long waitDeadlineNanos, long maxWaitMs,
+                                                                long retryDeadlineNanos) {
+        String what = "acquire of lock '" + name + "' (request " + requestId + ")";
+        return gateway.withRetries(() -> {
+            long remainingMs = TimeUnit.NANOSECONDS.toMillis(Math.max(0, waitDeadlineNanos - ticker.getAsLong()));
+            boolean keep = remainingMs > maxWaitMs;
+            long waitMs = Math.min(remainingMs, maxWaitMs);
+            var body = new Wire.Acquire(session.id(), name, mode, waitMs, requestId, keep ? "KEEP" : "CANCEL");
+            var call = new HttpGateway.Call<>("POST", "/v1/acquire", body, Wire.Acquired.class, what);
+            return new HttpGateway.Attempt<>(call, requestTimeout.plusMillis(waitMs));
+        }, retryDeadlineNanos);
     }
 
     /** Releases a hold by its token, retrying for one request timeout. */

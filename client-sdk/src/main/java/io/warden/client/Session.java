@@ -19,22 +19,30 @@ import java.util.function.LongSupplier;
  *
  * <p>Heartbeats go every {@code keepalive_interval_ms} (the gateway's answer when the session was opened) counted
  * from the send time of the last acknowledged one; a failed heartbeat is retried after a short backoff, at the next
- * endpoint. Each acknowledgement moves the {@link LocalDeadline} on. The state is computed from the deadline when
- * asked ({@link #state()}), so it is exact at any moment; a timer at the deadline announces SUSPENDED to listeners.
+ * endpoint. Each acknowledgement <em>sets</em> the {@link LocalDeadline} to its send time plus the
+ * {@code ttl_ms_remaining} it reports (minus the margin), earlier or later than before: the service, not this client,
+ * knows the session's TTL, and another caller may have changed it (a keepalive with {@code ttl_ms}, a lease renew).
+ * The heartbeat interval is re-derived from that TTL as the gateway derives {@code keepalive_interval_ms} (a third),
+ * so a shortened TTL is kept alive and is noticed within one interval (issue 10, finding 1). The state is computed
+ * from the deadline when asked ({@link #state()}), so it is exact at any moment; a timer at the deadline announces
+ * SUSPENDED to listeners.
  *
- * <p>Concurrency: {@code deadlineNanos} and {@code terminal} are volatile, written only while holding {@code this};
- * {@code announced}, {@code heartbeatTask} and {@code deadlineTask} are guarded by {@code this}. At most one
- * heartbeat is in flight: the next is scheduled only from the completion of the previous one. Listener calls, the
- * {@link #lost()} future and holds' loss futures run on the single {@code events} executor, in order.
+ * <p>Concurrency: {@code deadlineNanos}, {@code intervalNanos} and {@code terminal} are volatile, written only while
+ * holding {@code this}; {@code announced}, {@code heartbeatTask} and {@code deadlineTask} are guarded by {@code this}.
+ * At most one heartbeat is in flight: the next is scheduled only from the completion of the previous one, so the
+ * latest acknowledgement is always that of the latest heartbeat sent. Listener calls, the {@link #lost()} future and
+ * holds' loss futures run on the single {@code events} executor, in order.
  */
 final class Session {
     private static final System.Logger log = System.getLogger(Session.class.getName());
 
     private final String id;
+    /** The shortest heartbeat interval, however short a TTL the service reports. */
+    static final long MIN_INTERVAL_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
     private final long ttlNanos;
-    private final long intervalNanos;
-    private final long marginNanos;
-    private final Duration heartbeatTimeout;
+    private final long safetyNanos;
+    private final Duration requestTimeout;
     private final KeepaliveTransport transport;
     private final ScheduledExecutorService scheduler;
     private final Executor events;
@@ -45,6 +53,8 @@ final class Session {
     private final CompletableFuture<Void> lost = new CompletableFuture<>();
 
     private volatile long deadlineNanos;
+    /** From the open reply, then re-derived from every acknowledgement's TTL. */
+    private volatile long intervalNanos;
     /** Null while the session lives; LOST or CLOSED once, never changed after. */
     private volatile SessionState terminal;
     private SessionState announced = SessionState.CONNECTED;
@@ -53,19 +63,21 @@ final class Session {
     /** Consecutive failed heartbeats; touched only by the heartbeat chain (one at a time). */
     private int failures;
 
-    Session(String id, long ttlNanos, long intervalNanos, long marginNanos, Duration requestTimeout,
+    /**
+     * @param safetyNanos the fixed part of the margin taken off every TTL the service reports (see
+     *                    {@link LocalDeadline#marginNanos})
+     */
+    Session(String id, long ttlNanos, long intervalNanos, long safetyNanos, Duration requestTimeout,
             KeepaliveTransport transport, ScheduledExecutorService scheduler, Executor events, LongSupplier ticker) {
         this.id = id;
         this.ttlNanos = ttlNanos;
-        this.intervalNanos = intervalNanos;
-        this.marginNanos = marginNanos;
+        this.intervalNanos = Math.max(MIN_INTERVAL_NANOS, intervalNanos);
+        this.safetyNanos = safetyNanos;
+        this.requestTimeout = requestTimeout;
         this.transport = transport;
         this.scheduler = scheduler;
         this.events = events;
         this.ticker = ticker;
-        // A heartbeat that takes longer than an interval is as good as lost; the next one goes to the next gateway.
-        long timeoutNanos = Math.min(requestTimeout.toNanos(), Math.max(intervalNanos, TimeUnit.MILLISECONDS.toNanos(250)));
-        this.heartbeatTimeout = Duration.ofNanos(timeoutNanos);
     }
 
     String id() {
@@ -76,9 +88,14 @@ final class Session {
         return Duration.ofNanos(ttlNanos);
     }
 
+    /** The heartbeat interval now: from the open reply, then a third of the TTL the last acknowledgement reported. */
+    Duration heartbeatInterval() {
+        return Duration.ofNanos(intervalNanos);
+    }
+
     /** Starts the heartbeats; {@code openedSentNanos} is when the request that opened the session was sent. */
     synchronized void start(long openedSentNanos) {
-        deadlineNanos = LocalDeadline.after(openedSentNanos, ttlNanos, marginNanos);
+        deadlineNanos = LocalDeadline.after(openedSentNanos, ttlNanos, LocalDeadline.marginNanos(ttlNanos, safetyNanos));
         armDeadlineTimer();
         scheduleHeartbeat(openedSentNanos + intervalNanos - ticker.getAsLong());
     }
@@ -184,9 +201,12 @@ final class Session {
             return;
         }
         long sent = ticker.getAsLong();
+        // A heartbeat that takes longer than an interval is as good as lost; the next one goes to the next gateway.
+        Duration timeout = Duration.ofNanos(Math.min(requestTimeout.toNanos(),
+                Math.max(intervalNanos, TimeUnit.MILLISECONDS.toNanos(250))));
         CompletableFuture<Long> reply;
         try {
-            reply = transport.heartbeat(id, heartbeatTimeout);
+            reply = transport.heartbeat(id, timeout);
         } catch (RuntimeException e) {
             reply = CompletableFuture.failedFuture(e);
         }
@@ -214,17 +234,25 @@ final class Session {
         scheduleHeartbeat(retryNanos);
     }
 
+    /**
+     * The gateway acknowledged the heartbeat sent at {@code sent} with {@code remainingMs} to live: that is the
+     * session's TTL now, whoever set it. The deadline follows it, also backwards (a TTL shortened elsewhere), and the
+     * interval is re-derived from it.
+     */
     private synchronized void acknowledged(long sent, long remainingMs) {
         if (terminal != null) {
             return;
         }
-        long remaining = Math.min(ttlNanos, TimeUnit.MILLISECONDS.toNanos(Math.max(0, remainingMs)));
-        long next = LocalDeadline.after(sent, remaining, marginNanos);
-        if (next - deadlineNanos > 0) {
-            deadlineNanos = next;
-            armDeadlineTimer();
-        }
+        long remaining = TimeUnit.MILLISECONDS.toNanos(Math.max(0, remainingMs));
+        deadlineNanos = LocalDeadline.after(sent, remaining, LocalDeadline.marginNanos(remaining, safetyNanos));
+        intervalNanos = intervalFor(remaining);
+        armDeadlineTimer();
         announce();
+    }
+
+    /** As the gateway derives {@code keepalive_interval_ms} from a TTL: a third of it (at least 10 ms). */
+    static long intervalFor(long ttlNanos) {
+        return Math.max(MIN_INTERVAL_NANOS, ttlNanos / 3);
     }
 
     private synchronized void scheduleHeartbeat(long delayNanos) {

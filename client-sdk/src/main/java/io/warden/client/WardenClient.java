@@ -43,10 +43,14 @@ import java.util.function.LongSupplier;
  * completes and so does every hold's {@link Hold#lost()}. Curator's rule: after SUSPENDED you cannot be sure you
  * hold a lock; after LOST you do not.
  *
- * <p><b>Failover.</b> A call that fails to connect, times out or is answered 503 moves on to the next endpoint and is
- * retried with a bounded backoff; the session stays the same (the gateway that gets its next heartbeat takes it
- * over), so within the TTL no hold is lost to a gateway's failure. Retries are safe: every acquire carries one
- * generated request_id for all its attempts, so it never queues twice; releases name their token.
+ * <p><b>Failover.</b> What to do with an answer is decided from Warden's problem {@code code}, not the HTTP status:
+ * a call that fails to connect or times out, or that is answered with anything but one of Warden's final verdicts
+ * (INVALID_ARGUMENT, SESSION_NOT_FOUND, RESOURCE_EXHAUSTED, PERMISSION_DENIED, ... — so 503 UNAVAILABLE, a 500, a 404
+ * without Warden's code, a proxy's error page) moves on to the next endpoint and is retried with a bounded backoff;
+ * the session stays the same (the gateway that gets its next heartbeat takes it over), so within the TTL no hold is
+ * lost to a gateway's failure. {@link Builder#build()} tries the next endpoint after a final verdict too. Retries are
+ * safe: every acquire carries one generated request_id for all its attempts, so it never queues twice, and asks for
+ * what remains of the caller's wait; releases name their token.
  *
  * <p><b>Watches.</b> {@link #watch(WatchOptions, java.util.function.Consumer)} streams the {@link LockEvent}s of a lock
  * or a prefix, resuming by revision on another gateway after a failure, without gaps or repeats; see {@link Watch}.
@@ -81,7 +85,7 @@ public final class WardenClient implements AutoCloseable {
         scheduler.setRemoveOnCancelPolicy(true);
         this.events = Executors.newSingleThreadExecutor(daemon("warden-client-" + n + "-events"));
         Duration connectTimeout = b.requestTimeout.compareTo(Duration.ofSeconds(2)) < 0 ? b.requestTimeout : Duration.ofSeconds(2);
-        this.gateway = new HttpGateway(b.endpoints, connectTimeout, scheduler, b.ticker);
+        this.gateway = new HttpGateway(b.endpoints, scheduler, b.ticker);
         this.transport = b.webSocketKeepalive == Boolean.FALSE
                 ? new UnaryKeepaliveTransport(gateway)
                 : new WebSocketKeepaliveTransport(gateway, new UnaryKeepaliveTransport(gateway), scheduler, b.ticker, connectTimeout);
@@ -99,25 +103,47 @@ public final class WardenClient implements AutoCloseable {
         return new Builder();
     }
 
+    /**
+     * Opens the session at the first endpoint that will: a transport failure or an answer that is not one of Warden's
+     * final verdicts is retried at the next endpoint within one request timeout ({@link HttpGateway#withRetries}); a
+     * final verdict (e.g. RESOURCE_EXHAUSTED from a gateway that has all the sessions it may track) moves on to the
+     * next endpoint too, until every endpoint has refused (issue 10, finding 7). The first refusal is thrown.
+     */
     private Session open(Builder b) {
         var body = new Wire.OpenSession(b.clientId, b.sessionTtl.toMillis(), b.lockDelay == null ? null : b.lockDelay.toMillis());
         var call = new HttpGateway.Call<>("POST", "/v1/sessions", body, Wire.SessionOpened.class,
                 "opening a session for client '" + b.clientId + "'");
-        long sent = b.ticker.getAsLong();
-        Wire.SessionOpened opened;
-        try {
-            // A retry after a lost reply opens a second session; the first has no holds and expires after its TTL.
-            opened = gateway.withRetries(call, b.requestTimeout, sent + b.requestTimeout.toNanos()).get().value();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new WardenClientException("interrupted while opening a session", e);
-        } catch (ExecutionException e) {
-            throw Failures.rethrow(e.getCause());
+        Wire.SessionOpened opened = null;
+        long sent = 0;
+        RuntimeException refused = null;
+        for (int tried = 0; opened == null && tried < gateway.endpointCount(); tried++) {
+            int index = gateway.currentIndex();
+            sent = b.ticker.getAsLong();
+            try {
+                // A retry after a lost reply opens a second session; the first has no holds and expires after its TTL.
+                opened = gateway.withRetries(call, b.requestTimeout, sent + b.requestTimeout.toNanos()).get().value();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new WardenClientException("interrupted while opening a session", e);
+            } catch (ExecutionException e) {
+                Throwable cause = Failures.unwrap(e.getCause());
+                if (Failures.retryable(cause)) {
+                    throw Failures.rethrow(cause); // no endpoint answered within the request timeout
+                }
+                if (refused == null) {
+                    refused = Failures.rethrow(cause);
+                } else {
+                    refused.addSuppressed(cause);
+                }
+                gateway.moveOn(index);
+            }
+        }
+        if (opened == null) {
+            throw refused;
         }
         long ttl = TimeUnit.MILLISECONDS.toNanos(opened.ttlMs());
-        long margin = LocalDeadline.marginNanos(ttl, b.safetyMargin.toNanos());
         Session s = new Session(opened.sessionId(), ttl, TimeUnit.MILLISECONDS.toNanos(opened.keepaliveIntervalMs()),
-                margin, b.requestTimeout, transport, scheduler, events, b.ticker);
+                b.safetyMargin.toNanos(), b.requestTimeout, transport, scheduler, events, b.ticker);
         s.start(sent);
         log.log(System.Logger.Level.DEBUG, "warden session {0} opened for client ''{1}'' (TTL {2} ms, heartbeat every {3} ms)",
                 opened.sessionId(), b.clientId, opened.ttlMs(), opened.keepaliveIntervalMs());

@@ -90,6 +90,21 @@ final class Cell implements AutoCloseable {
         return send(HttpRequest.newBuilder(URI.create(url(gateway) + "/v1/sessions/" + sessionId)).DELETE().build());
     }
 
+    /** {@code POST /v1/sessions/{id}/keepalive} with {@code {"ttl_ms": ttlMs}}: another caller changes the session's TTL. */
+    JsonNode keepalive(Gateway gateway, String sessionId, long ttlMs) {
+        return send(HttpRequest.newBuilder(URI.create(url(gateway) + "/v1/sessions/" + sessionId + "/keepalive"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"ttl_ms\":" + ttlMs + "}")).build());
+    }
+
+    /** {@code POST /v1/release} by token: a release from elsewhere (another process with the session id and token). */
+    JsonNode release(Gateway gateway, String sessionId, String name, long token) {
+        return send(HttpRequest.newBuilder(URI.create(url(gateway) + "/v1/release"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"session_id\":\"" + sessionId + "\",\"name\":\"" + name
+                        + "\",\"token\":" + token + "}")).build());
+    }
+
     private JsonNode send(HttpRequest request) {
         try {
             HttpResponse<String> r = http.send(request, HttpResponse.BodyHandlers.ofString());

@@ -1,6 +1,9 @@
 package io.warden.client;
 
 import io.warden.service.Gateway;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -8,6 +11,7 @@ import org.junit.jupiter.api.BeforeEach;
 /** {@link FencedLockContract} for {@link WardenClient}'s locks: every lock through its own client and session, one real gateway. */
 class HttpFencedLockContractTest extends FencedLockContract {
     private final AtomicInteger clients = new AtomicInteger();
+    private final Map<FencedLock, WardenClient> owners = Collections.synchronizedMap(new IdentityHashMap<>());
     private Cell cell;
     private Gateway gateway;
 
@@ -28,12 +32,20 @@ class HttpFencedLockContractTest extends FencedLockContract {
 
     @Override
     protected FencedLock makeLock(String name) {
-        return newClient().lock(name);
+        WardenClient client = newClient();
+        FencedLock lock = client.lock(name);
+        owners.put(lock, client);
+        return lock;
     }
 
     @Override
     protected FencedReadWriteLock makeReadWriteLock(String name) {
         return newClient().readWriteLock(name);
+    }
+
+    @Override
+    protected FencedLock sameClient(FencedLock lock, String name) {
+        return owners.get(lock).lock(name);
     }
 
     @Override

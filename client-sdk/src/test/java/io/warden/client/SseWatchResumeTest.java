@@ -72,7 +72,7 @@ class SseWatchResumeTest {
     @Test
     void cutsMidRevisionAndAfterAResync_resumeWithoutGapsOrRepeats() {
         HttpGateway gateway = new HttpGateway(List.of(URI.create("http://127.0.0.1:" + server.getAddress().getPort())),
-                Duration.ofSeconds(1), scheduler, System::nanoTime);
+                scheduler, System::nanoTime);
         List<LockEvent> events = new CopyOnWriteArrayList<>();
         SseWatch watch = new SseWatch(gateway, WatchOptions.prefix("jobs"), -1, events::add, scheduler,
                 Duration.ofSeconds(2), () -> { });

@@ -52,7 +52,6 @@ final class DirectFencedLock implements FencedLock {
     public Hold acquire(Duration wait) {
         check(wait);
         locks.checkOpen();
-        long lossesBefore = locks.losses();
         InterProcessReadWriteLock rw = new InterProcessReadWriteLock(locks.client(), path, locks.lockData());
         boolean granted;
         try {
@@ -71,7 +70,17 @@ final class DirectFencedLock implements FencedLock {
         }
         // getLockPath() answers for the calling thread: the one that acquired.
         String node = mode == LockMode.EXCLUSIVE ? rw.writeLock().getLockPath() : rw.readLock().getLockPath();
-        return locks.grant(name, mode, node, lossesBefore);
+        // Note on concurrency: an interrupt that comes once Curator has granted must not break the read of the token
+        // (the grant would be thrown away); the caller gets the hold, with its interrupt flag set again (issue 10,
+        // finding 4: whatever the race, an acquire either returns a hold or leaves none behind).
+        boolean interrupted = Thread.interrupted();
+        try {
+            return locks.grant(name, mode, node);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
+        }
     }
 
     /**

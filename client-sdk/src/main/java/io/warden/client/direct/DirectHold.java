@@ -14,6 +14,9 @@ import org.apache.zookeeper.KeeperException;
  * See {@link Hold} for what it promises, and {@link DirectLocks} for when it is lost (Curator's rule: after SUSPENDED
  * you cannot be sure you hold the lock; after LOST you do not).
  *
+ * <p>Validity also needs the local deadline of the node's ZooKeeper session ({@link SessionDeadline}): a holder
+ * paused past its session timeout is not valid the moment it resumes, before Curator's events say why.
+ *
  * <p>Concurrency: {@code released} goes false → true once, by compare-and-set, so exactly one caller deletes the
  * node; {@code lostWhy} goes null → reason once, by compare-and-set, on Curator's event thread or a releasing
  * thread, and completes {@code lostFuture} on that thread.
@@ -26,12 +29,15 @@ final class DirectHold implements Hold {
     private final LockMode mode;
     private final String path;
     private final long token;
+    /** The ZooKeeper session the node was made in (its ephemeral owner). */
+    private final long sessionId;
     private final AtomicBoolean released = new AtomicBoolean();
     private final AtomicReference<String> lostWhy = new AtomicReference<>();
     private final CompletableFuture<Void> lostFuture = new CompletableFuture<>();
 
-    DirectHold(DirectLocks locks, String name, LockMode mode, String path, long token) {
+    DirectHold(DirectLocks locks, String name, LockMode mode, String path, long token, long sessionId) {
         this.locks = locks;
+        this.sessionId = sessionId;
         this.name = name;
         this.mode = mode;
         this.path = path;
@@ -61,10 +67,14 @@ final class DirectHold implements Hold {
         return token;
     }
 
-    /** Not released, not lost, and the Curator connection neither SUSPENDED nor LOST (nor read-only). */
+    /**
+     * Not released, not lost, the Curator connection neither SUSPENDED nor LOST (nor read-only), and the local deadline
+     * of the node's ZooKeeper session not passed: ZooKeeper answered a request of that session sent less than the
+     * session timeout (minus a margin) ago ({@link SessionDeadline}).
+     */
     @Override
     public boolean isValid() {
-        return !released.get() && lostWhy.get() == null && locks.connected();
+        return !released.get() && lostWhy.get() == null && locks.connected() && locks.sessionAlive(sessionId);
     }
 
     @Override
@@ -80,6 +90,11 @@ final class DirectHold implements Hold {
             throw new LockOwnershipLostException(name, token, "the ZooKeeper connection is " + locks.state()
                     + ": until it is RECONNECTED the session may expire and the lock pass to another holder");
         }
+        if (!locks.sessionAlive(sessionId)) {
+            throw new LockOwnershipLostException(name, token, "no answer from ZooKeeper in session 0x"
+                    + Long.toHexString(sessionId) + " within its timeout: the session may have expired and the lock "
+                    + "passed to another holder");
+        }
     }
 
     /** Completes on Curator's event thread when the ZooKeeper session is LOST or the node is deleted by someone else. */
@@ -90,7 +105,9 @@ final class DirectHold implements Hold {
 
     /**
      * Deletes the lock node (a guaranteed delete: if ZooKeeper cannot be reached, Curator keeps trying in the
-     * background, and the node goes with the session anyway). Any thread may release.
+     * background, and the node goes with the session anyway). Any thread may release. A hold that was lost is deleted
+     * all the same (issue 10, finding 6): "lost" may be only what this client concluded (a LOST that Curator declared
+     * while the ZooKeeper session lived on), and a node left behind would block the lock for that session's life.
      */
     @Override
     public void release() {
@@ -100,7 +117,9 @@ final class DirectHold implements Hold {
         locks.forget(this);
         String why = lostWhy.get();
         if (why != null) {
-            throw new LockOwnershipLostException(name, token, why + " before the release");
+            LockOwnershipLostException lost = new LockOwnershipLostException(name, token, why + " before the release");
+            locks.deleteQuietly(path, lost);
+            throw lost;
         }
         try {
             locks.client().delete().guaranteed().forPath(path);

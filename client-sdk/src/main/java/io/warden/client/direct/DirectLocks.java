@@ -20,8 +20,10 @@ import org.apache.curator.framework.api.CuratorWatcher;
 import org.apache.curator.framework.imps.CuratorFrameworkState;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
+import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
 import org.apache.zookeeper.data.Stat;
 
 /**
@@ -51,8 +53,17 @@ import org.apache.zookeeper.data.Stat;
  * hold the lock ({@link Hold#isValid()} is false until {@link ConnectionState#RECONNECTED}); after
  * {@link ConnectionState#LOST} you do not ({@link Hold#lost()} completes, for good). A hold is also lost when its
  * node is deleted by someone else (an operator, or a gateway's force release). Connection events reach this class
- * on Curator's event thread, a little after they happen; the token, checked by the resource, is what makes writes
- * safe (see {@link Hold} and {@link io.warden.client.fencing.FencedWrite}).
+ * on Curator's event thread, a little after they happen, so {@link Hold#isValid()} does not wait for them: it is also
+ * false once the <em>local deadline</em> of the node's ZooKeeper session has passed — the send time of the latest
+ * request of that session that ZooKeeper answered, plus the negotiated session timeout, minus a margin (500 ppm of the
+ * timeout and 100 ms). While a hold lives, a probe ({@code exists("/")}) every third of the session timeout keeps it
+ * fresh. A holder paused past its session timeout (a GC pause, SIGSTOP, a frozen VM) is therefore not valid the
+ * moment it resumes, before any event arrives. The token, checked by the resource, is what makes writes safe (see
+ * {@link Hold} and {@link io.warden.client.fencing.FencedWrite}).
+ *
+ * <p>An acquire that spans a LOST is judged by its node's ephemeral owner: a node of the current ZooKeeper session is a
+ * valid grant; a node of an earlier session is deleted and the acquire fails. {@link Hold#release()} deletes the node
+ * even when the hold was lost.
  *
  * <h2>Differences from the HTTP client's locks</h2>
  * {@link FencedLock#acquire} throws no {@link io.warden.client.SessionLostException} (there is no Warden session);
@@ -68,7 +79,8 @@ import org.apache.zookeeper.data.Stat;
  * <p>Thread-safety: safe for use by any number of threads. Concurrency: {@code holds} is a concurrent map of the
  * live holds by node path, written by acquiring and releasing threads and read by Curator's event thread;
  * {@code state} and {@code losses} are written only by Curator's connection-state thread; {@code closed} goes
- * false → true once.
+ * false → true once; {@code deadline} is thread-safe (see {@link SessionDeadline}) and has one timer thread of its own,
+ * stopped by {@link #close()}.
  */
 public final class DirectLocks implements AutoCloseable {
     /** The chroot of a cell unless configured otherwise (contract §4). */
@@ -90,11 +102,14 @@ public final class DirectLocks implements AutoCloseable {
     });
     private final AtomicLong losses = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
+    /** The local bound on the ZooKeeper session's life, from the last answers of ZooKeeper (issue 10, finding 3). */
+    private final SessionDeadline deadline;
     private volatile ConnectionState state;
 
     private DirectLocks(CuratorFramework client, String chroot) {
         this.client = client.usingNamespace(DirectNames.namespace(chroot));
         this.chroot = chroot;
+        this.deadline = new SessionDeadline(client, () -> !holds.isEmpty(), System::nanoTime);
         this.state = client.getZookeeperClient().isConnected() ? ConnectionState.CONNECTED : ConnectionState.SUSPENDED;
         client.getConnectionStateListenable().addListener(listener);
     }
@@ -170,6 +185,7 @@ public final class DirectLocks implements AutoCloseable {
             }
         }
         client.getConnectionStateListenable().removeListener(listener);
+        deadline.close();
     }
 
     // --- for DirectFencedLock and DirectHold ---
@@ -190,7 +206,15 @@ public final class DirectLocks implements AutoCloseable {
         return state;
     }
 
-    /** How many times the ZooKeeper session was LOST so far: a grant made across a loss is lost too. */
+    /**
+     * Whether ZooKeeper session {@code sessionId} cannot have expired yet: an answer in that session, sent less than
+     * the session timeout (minus a margin) ago, says so. See {@link SessionDeadline}.
+     */
+    boolean sessionAlive(long sessionId) {
+        return deadline.alive(sessionId);
+    }
+
+    /** How many times the ZooKeeper session was LOST so far (tests, diagnostics). */
     long losses() {
         return losses.get();
     }
@@ -203,10 +227,19 @@ public final class DirectLocks implements AutoCloseable {
 
     /**
      * Turns the node Curator just made ours into a hold: reads its czxid (the token), then watches it for deletion.
-     * {@code lossesBefore} is {@link #losses()} from before the acquire started.
+     *
+     * <p>An acquire can span a LOST: Curator then makes a new node in the new ZooKeeper session and gets the lock with
+     * it, or (when the old session's node had not gone yet) gets it with the old node. Which grant this is shows in the
+     * node's ephemeral owner (issue 10, finding 6): the current session's node is a valid grant; an earlier session's
+     * node goes with that session, so the grant is worthless: the node is deleted (at once, not when the server gets to
+     * the old session) and the acquire fails.
      */
-    Hold grant(String name, LockMode mode, String path, long lossesBefore) {
+    Hold grant(String name, LockMode mode, String path) {
         Stat stat;
+        ZooKeeper zk = deadline.zooKeeper();
+        long sessionBefore = zk == null ? 0 : zk.getSessionId();
+        int timeoutMs = zk == null ? 0 : zk.getSessionTimeout();
+        long sent = deadline.now();
         try {
             stat = client.checkExists().forPath(path);
         } catch (Exception e) {
@@ -219,8 +252,24 @@ public final class DirectLocks implements AutoCloseable {
             throw new WardenClientException("lock '" + name + "' was granted, but its node " + path
                     + " was gone right after: the ZooKeeper session was lost");
         }
-        DirectHold hold = new DirectHold(this, name, mode, path, stat.getCzxid());
+        if (stat.getEphemeralOwner() == sessionBefore && currentSession() == sessionBefore) {
+            // answered in the session the node is in (no other session in between): the session lives for a timeout
+            deadline.heard(sessionBefore, sent, timeoutMs);
+        }
+        DirectHold hold = new DirectHold(this, name, mode, path, stat.getCzxid(), stat.getEphemeralOwner());
         holds.put(path, hold);
+        // Note on concurrency: the session is compared only now that the hold is in `holds`: a LOST from here on
+        // reaches it through stateChanged, and one before shows as another session id.
+        long session = currentSession();
+        if (stat.getEphemeralOwner() != session) {
+            holds.remove(path, hold);
+            WardenClientException failure = new WardenClientException("lock '" + name + "' was granted with node "
+                    + path + " of ZooKeeper session 0x" + Long.toHexString(stat.getEphemeralOwner())
+                    + ", which was lost while the lock was being acquired (the session now is 0x" + Long.toHexString(session)
+                    + "); the node was deleted, try again");
+            deleteQuietly(path, failure);
+            throw failure;
+        }
         // The watch is set only now that the hold is in `holds`, so its event always finds the hold.
         try {
             if (client.checkExists().usingWatcher((CuratorWatcher) event -> nodeEvent(event, path)).forPath(path) == null) {
@@ -230,24 +279,38 @@ public final class DirectLocks implements AutoCloseable {
             log.log(System.Logger.Level.WARNING, "could not watch the node {0} of lock ''{1}'' (token {2}): {3}",
                     path, name, stat.getCzxid(), e.toString());
         }
-        if (losses.get() != lossesBefore) {
-            hold.markLost("its ZooKeeper session was lost while it was being acquired");
-        }
         if (closed.get()) {
             hold.release(); // close() may have missed it; the caller gets an already released hold
         }
         return hold;
     }
 
+    /** The id of the Curator client's ZooKeeper session now; 0 when there is none. */
+    private long currentSession() {
+        try {
+            return client.getZookeeperClient().getZooKeeper().getSessionId();
+        } catch (Exception e) {
+            return 0;
+        }
+    }
+
     void forget(DirectHold hold) {
         holds.remove(hold.path(), hold);
     }
 
+    /** Deletes a node of ours (guaranteed: Curator finishes it in the background if need be), even on an interrupted thread. */
     void deleteQuietly(String path, Throwable original) {
+        boolean interrupted = Thread.interrupted(); // an interrupt must not stop the delete from being sent
         try {
             client.delete().guaranteed().forPath(path);
+        } catch (KeeperException.NoNodeException gone) {
+            // nothing to delete
         } catch (Exception e) {
             original.addSuppressed(e);
+        } finally {
+            if (interrupted) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
@@ -273,6 +336,8 @@ public final class DirectLocks implements AutoCloseable {
                 log.log(System.Logger.Level.WARNING, "{0}: the ZooKeeper session was lost", hold);
                 hold.markLost("its ZooKeeper session was lost");
             }
+        } else if (newState == ConnectionState.RECONNECTED || newState == ConnectionState.CONNECTED) {
+            deadline.probeSoon(); // the local deadline may have run out while the connection was down
         } else if (newState == ConnectionState.SUSPENDED) {
             log.log(System.Logger.Level.WARNING, "ZooKeeper connection SUSPENDED: {0} direct hold(s) cannot be sure they are held",
                     holds.size());

@@ -5,6 +5,9 @@ import io.warden.client.FencedLockContract;
 import io.warden.client.FencedReadWriteLock;
 import io.warden.service.support.WardenFixture;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.Map;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
@@ -16,6 +19,7 @@ import org.junit.jupiter.api.BeforeEach;
 /** {@link FencedLockContract} for {@link DirectLocks}: every lock through its own Curator client, on a TestingServer. */
 class DirectFencedLockContractTest extends FencedLockContract {
     private final List<DirectLocks> locks = new ArrayList<>();
+    private final Map<FencedLock, DirectLocks> owners = Collections.synchronizedMap(new IdentityHashMap<>());
     private final List<CuratorFramework> curators = new ArrayList<>();
     private WardenFixture fx;
 
@@ -51,12 +55,20 @@ class DirectFencedLockContractTest extends FencedLockContract {
 
     @Override
     protected FencedLock makeLock(String name) {
-        return newClient().lock(name);
+        DirectLocks client = newClient();
+        FencedLock lock = client.lock(name);
+        owners.put(lock, client);
+        return lock;
     }
 
     @Override
     protected FencedReadWriteLock makeReadWriteLock(String name) {
         return newClient().readWriteLock(name);
+    }
+
+    @Override
+    protected FencedLock sameClient(FencedLock lock, String name) {
+        return owners.get(lock).lock(name);
     }
 
     @Override

@@ -238,6 +238,29 @@ class DirectLocksTest {
         assertThat(fx.queue(NAME)).isEmpty();
     }
 
+    /**
+     * The local deadline (issue 10, finding 3) is kept fresh by probes while a hold lives: a hold held for several
+     * session timeouts on a healthy connection stays valid throughout.
+     */
+    @Test
+    void hold_staysValidForSeveralSessionTimeouts_whileZooKeeperAnswers() throws Exception {
+        CuratorFramework shortLived = curator(Duration.ofSeconds(2));
+        try (DirectLocks locks = DirectLocks.of(shortLived)) {
+            int timeoutMs = shortLived.getZookeeperClient().getZooKeeper().getSessionTimeout();
+            Hold hold = locks.lock(NAME).acquire(WAIT);
+            long end = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(3L * timeoutMs);
+            while (System.nanoTime() - end < 0) {
+                assertThat(hold.isValid()).as("valid %d ms into a %d ms session", 3L * timeoutMs
+                        - TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()), timeoutMs).isTrue();
+                Thread.sleep(10);
+            }
+            hold.release();
+            assertThat(fx.queue(NAME)).isEmpty();
+        } finally {
+            shortLived.close();
+        }
+    }
+
     @Test
     void sessionLost_completesLost_andReleaseReportsIt() throws Exception {
         CuratorFramework shortLived = curator(Duration.ofSeconds(2));

@@ -11,16 +11,17 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 
 /**
- * {@code GET /v1/watch?name=|prefix=&since_revision=} (contract §3): validates the query, subscribes a
+ * {@code GET /v1/watch?name=|prefix=&session_id=&since_revision=} (contract §3): validates the query, subscribes a
  * {@link SseStream} to the gateway's watches and keeps the response open as a Server-Sent Events stream. A
  * {@code Last-Event-ID} header (what {@code EventSource} sends when it reconnects) counts as {@code since_revision}
- * when the query has none.
+ * when the query has none. With {@code session_id} only that session's events pass (and a RESYNC lists only the locks
+ * where it holds or waits); name and prefix are then optional (issue 10, finding 2: the SDK's watch of its own holds).
  *
  * <p>Concurrency: {@link #open} is a concurrent set (bounded by the hub's watch limit); streams add and remove
  * themselves from any thread. {@code memory} is the one budget of all streams ({@link WatchMemory}, thread-safe).
  */
 final class WatchRoutes {
-    static final Set<String> PARAMS = Set.of("name", "prefix", "since_revision");
+    static final Set<String> PARAMS = Set.of("name", "prefix", "session_id", "since_revision");
     static final String LAST_EVENT_ID = "Last-Event-ID";
 
     private final WatchSource watches;
@@ -40,7 +41,9 @@ final class WatchRoutes {
 
     void watch(Context ctx) throws IOException {
         QueryParams q = QueryParams.of(exchange.query(ctx), PARAMS);
-        WatchFilter filter = WatchFilter.of(q.optional("name"), q.optional("prefix"));
+        String session = q.optional("session_id");
+        WatchFilter filter = WatchFilter.of(q.optional("name"), q.optional("prefix"),
+                session == null ? null : Fields.sessionId("session_id", session));
         Long since = null;
         String sinceText = q.optional("since_revision");
         if (sinceText != null) {

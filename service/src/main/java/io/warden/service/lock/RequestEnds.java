@@ -1,7 +1,9 @@
 package io.warden.service.lock;
 
 import io.warden.service.api.WardenException;
+import io.warden.service.session.RequestRecord;
 import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.KeeperException.Code;
@@ -21,6 +23,9 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>A release needs no read when the request was made through this gateway ({@link #remember}): the hint names the
  * node; a stale hint makes the {@code multi} fail harmlessly and the node is then looked up.
+ *
+ * <p>A cancel of a request the queue does not have leaves a tombstone for it (issue 10, finding 5), so an acquire that
+ * the cancel overtook fails when it arrives.
  *
  * <p>Concurrency: {@link #made} is a concurrent map of at most {@link LockEngine#MAX_HINTS} entries (least recently
  * used evicted: a miss costs the look-up); nothing else is kept. Continuations run on Curator's event thread.
@@ -69,15 +74,62 @@ final class RequestEnds {
         });
     }
 
-    /** Ends the session's request with protection id {@code uuid} on the lock, queued or granted; false when absent. */
+    /** Attempts of a cancel that keeps finding its request made and gone between its reads (never in practice). */
+    private static final int CANCEL_ATTEMPTS = 3;
+
+    /**
+     * Ends the session's request with protection id {@code uuid} on the lock, queued or granted; false when absent.
+     * An absent request is remembered as ended (a tombstone, {@link Tombstones#unknownOps}): the cancel may have
+     * overtaken its acquire, which must then fail when it arrives instead of queueing, or granting, a request its
+     * client gave up (issue 10, finding 5). So when this completes, the request is gone for good, whatever was in flight.
+     */
     CompletableFuture<Boolean> cancel(String sessionId, String lockPath, String uuid) {
+        return cancel(sessionId, lockPath, uuid, 1);
+    }
+
+    private CompletableFuture<Boolean> cancel(String sessionId, String lockPath, String uuid, int attempt) {
         return zk.exists(CellPaths.session(sessionId)).thenCombine(zk.childrenOrEmpty(lockPath), (stat, children) -> {
             if (stat == null) {
                 throw WardenException.sessionNotFound(sessionId);
             }
             return LockQueue.of(children).byId(uuid);
-        }).thenCompose((Optional<QueueEntry> entry) -> entry.isEmpty() ? CompletableFuture.completedFuture(false)
+        }).thenCompose((Optional<QueueEntry> entry) -> entry.isEmpty() ? forget(sessionId, lockPath, uuid, attempt)
                 : end(lockPath, sessionId, entry.get()));
+    }
+
+    /** No queue entry for the request: leaves its tombstone, unless its record exists. Always false: nothing ended. */
+    private CompletableFuture<Boolean> forget(String sessionId, String lockPath, String uuid, int attempt) {
+        List<CuratorOp> ops;
+        try {
+            ops = tombstones.unknownOps(sessionId, uuid);
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.multi(ops).handle((r, err) -> {
+            if (err == null) {
+                tombstones.ended(sessionId, r.get(3).getResultPath());
+                return CompletableFuture.completedFuture(false);
+            }
+            Throwable cause = Zk.unwrap(err);
+            if (cause instanceof Zk.MultiFailure mf && mf.failedIndex() == 0 && mf.code() == Code.NONODE) {
+                throw WardenException.sessionNotFound(sessionId);
+            }
+            if (cause instanceof Zk.MultiFailure mf && mf.failedIndex() == 0 && mf.code() == Code.NODEEXISTS) {
+                // The record exists: the request already ended (its tombstone), or its acquire got in between our read
+                // of the queue and this write. Look again: a live request is ended like any other.
+                return zk.data(CellPaths.sessionRequest(sessionId, uuid)).handle((ds, e2) -> {
+                    if (e2 != null && Zk.code(e2) != Code.NONODE) {
+                        throw Zk.translate(e2);
+                    }
+                    RequestRecord rec = e2 != null ? null : Json.readOrNull(ds.data(), RequestRecord.class);
+                    if (rec != null && rec.done() || attempt >= CANCEL_ATTEMPTS) {
+                        return CompletableFuture.completedFuture(false);
+                    }
+                    return cancel(sessionId, lockPath, uuid, attempt + 1);
+                }).thenCompose(f -> f);
+            }
+            throw Zk.translate(err);
+        }).thenCompose(f -> f);
     }
 
     private CompletableFuture<Boolean> end(String lockPath, String sessionId, QueueEntry entry) {

@@ -26,7 +26,10 @@ import java.util.concurrent.CompletableFuture;
  *   <li>{@code ~{uuid}_{seq}}: the end marker, PERSISTENT_SEQUENTIAL and empty, created in that same {@code multi}.
  *   Markers say which records are tombstones and in what order they ended, from the names alone.</li>
  * </ul>
- * So ending a request costs no extra request (three operations in one {@code multi}), and pruning costs one
+ * A cancel of a request id the session has no request for leaves the same pair ({@link #unknownOps}), so the acquire
+ * it overtook, arriving late, fails instead of queueing.
+ *
+ * <p>So ending a request costs no extra request (three operations in one {@code multi}), and pruning costs one
  * {@code getChildren} and one {@code multi} every {@value #PRUNE_EVERY} or so ended requests, with no data reads: the
  * oldest markers beyond {@value #KEPT} are deleted together with their records, each record at version
  * {@value #TOMBSTONE_VERSION}, so a prune working from an old listing can never delete a live record (one re-created
@@ -60,6 +63,24 @@ final class Tombstones {
         return List.of(zk.ops().delete().forPath(nodePath),
                 zk.ops().setData().withVersion(TOMBSTONE_VERSION - 1).forPath(CellPaths.sessionRequest(sessionId, uuid),
                         Json.write(RequestRecord.TOMBSTONE)),
+                zk.ops().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
+                        .forPath(CellPaths.sessionRequest(sessionId, MARKER + uuid + "_")));
+    }
+
+    /**
+     * The operations that remember a cancel of a request that was never made (or not yet: its acquire may still be on
+     * its way, issue 10 finding 5): create its record as a tombstone, brought to version {@value #TOMBSTONE_VERSION}
+     * like every other tombstone (so pruning treats it alike), and mark the end. A late acquire with that request id
+     * then fails on the existing record, as a late duplicate of an ended request does. Fails with NODEEXISTS on the
+     * first operation when the record exists (the acquire came first, or the request already ended), and with NONODE
+     * when the session is gone.
+     */
+    List<CuratorOp> unknownOps(String sessionId, String uuid) throws Exception {
+        String record = CellPaths.sessionRequest(sessionId, uuid);
+        byte[] tombstone = Json.write(RequestRecord.TOMBSTONE);
+        return List.of(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(record, tombstone),
+                zk.ops().setData().withVersion(0).forPath(record, tombstone),
+                zk.ops().setData().withVersion(TOMBSTONE_VERSION - 1).forPath(record, tombstone),
                 zk.ops().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
                         .forPath(CellPaths.sessionRequest(sessionId, MARKER + uuid + "_")));
     }

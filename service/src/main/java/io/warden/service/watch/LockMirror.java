@@ -108,6 +108,9 @@ final class LockMirror {
     List<LockView> views(WatchFilter filter, long revision) {
         if (filter.name() != null) {
             MirroredLock l = locks.get(filter.name());
+            if (filter.sessionId() != null) {
+                return l != null && l.involves(filter.sessionId()) ? List.of(l.view(revision, lockDelayed::contains)) : List.of();
+            }
             return List.of(l != null ? l.view(revision, lockDelayed::contains)
                     : new LockView(filter.name(), LockView.LockMode.FREE, List.of(), List.of(), revision));
         }
@@ -117,7 +120,7 @@ final class LockMirror {
             if (!e.getKey().startsWith(from)) {
                 break;
             }
-            if (filter.matches(e.getKey())) {
+            if (filter.shows(e.getKey(), e.getValue())) {
                 views.add(e.getValue().view(revision, lockDelayed::contains));
             }
         }

@@ -12,8 +12,8 @@ import java.util.function.Consumer;
  * name, of its namespace, of every string prefix of its name (looked up only at the prefix lengths in use), and those
  * of everything; an event costs the watches that may want it, not every watch. The hub still checks each candidate's
  * whole filter ({@link WatchFilter#matches(WatchEvent)}), so a filter with more conditions than its name or prefix
- * stays correct; a filter with neither (none exists today) goes to {@code scanned}, checked for every event — the
- * extension point for filters that cannot be indexed by name.
+ * stays correct. A session's filter without a name or prefix (the SDK's watch of its own holds, issue 10 finding 2)
+ * is indexed by the session: an event costs the watches of its session, not every session's.
  *
  * <p>Concurrency: not thread-safe; confined to the watch hub's thread. Bounded by the open watches
  * ({@link WatchHub#MAX_WATCHES}).
@@ -25,7 +25,7 @@ final class SubscriberIndex<S> {
     /** The lengths of the string prefixes in {@link #byPrefix}, with how many prefixes have each. */
     private final TreeMap<Integer, Integer> prefixLengths = new TreeMap<>();
     private final Set<S> everything = new LinkedHashSet<>();
-    private final Set<S> scanned = new LinkedHashSet<>();
+    private final Map<String, Set<S>> bySession = new HashMap<>();
     private int size;
 
     void add(S s, WatchFilter filter) {
@@ -54,11 +54,11 @@ final class SubscriberIndex<S> {
         byNamespace.values().forEach(set -> set.forEach(each));
         byPrefix.values().forEach(set -> set.forEach(each));
         everything.forEach(each);
-        scanned.forEach(each);
+        bySession.values().forEach(set -> set.forEach(each));
     }
 
-    /** Every watch whose filter's name or prefix covers {@code lockName} (and the unindexed ones). */
-    void candidates(String lockName, Consumer<S> each) {
+    /** Every watch whose filter's name or prefix covers {@code lockName}, and those of the session's own filters. */
+    void candidates(String lockName, String sessionId, Consumer<S> each) {
         Set<S> named = byName.get(lockName);
         if (named != null) {
             named.forEach(each);
@@ -79,17 +79,27 @@ final class SubscriberIndex<S> {
             }
         }
         everything.forEach(each);
-        scanned.forEach(each);
+        if (sessionId != null && !bySession.isEmpty()) {
+            Set<S> own = bySession.get(sessionId);
+            if (own != null) {
+                own.forEach(each);
+            }
+        }
+    }
+
+    /** A filter of a session over every lock: indexed by the session (the hub checks the rest of the filter). */
+    private static boolean bySessionOnly(WatchFilter f) {
+        return f.sessionId() != null && f.name() == null && f.prefix() != null && f.prefix().isEmpty();
     }
 
     private Set<S> bucket(WatchFilter f, boolean create) {
+        if (bySessionOnly(f)) {
+            return create ? bySession.computeIfAbsent(f.sessionId(), k -> new LinkedHashSet<>()) : bySession.get(f.sessionId());
+        }
         if (f.name() != null) {
             return create ? byName.computeIfAbsent(f.name(), k -> new LinkedHashSet<>()) : byName.get(f.name());
         }
         String prefix = f.prefix();
-        if (prefix == null) {
-            return scanned;
-        }
         if (prefix.isEmpty()) {
             return everything;
         }
@@ -106,7 +116,9 @@ final class SubscriberIndex<S> {
     }
 
     private void drop(WatchFilter f) {
-        if (f.name() != null) {
+        if (bySessionOnly(f)) {
+            bySession.remove(f.sessionId());
+        } else if (f.name() != null) {
             byName.remove(f.name());
         } else if (f.prefix() != null && !f.prefix().isEmpty()) {
             if (f.prefix().indexOf('/') < 0) {

@@ -10,12 +10,16 @@ import java.util.regex.Pattern;
  * ({@code payments}: every lock of that namespace) or a namespace followed by {@code /} and the start of a path
  * ({@code payments/invoice-}: every lock whose name starts with that string).
  *
- * <p>The hub indexes watches by {@link #name()} and {@link #prefix()} ({@code SubscriberIndex}); a filter with neither
- * would be checked against every event.
+ * <p>With a {@code sessionId} as well (issue 10, finding 2: how the SDK learns that a hold of its session ended by a
+ * force-release or a release from elsewhere), only the events of that session's requests pass, and a RESYNC lists only
+ * the covered locks where that session holds or waits; without a name or prefix a session's filter covers every lock.
+ *
+ * <p>The hub indexes watches by {@link #name()}, {@link #prefix()} and, for a session's filter without a name,
+ * {@link #sessionId()} ({@code SubscriberIndex}), and asks {@link #matches(WatchEvent)} of each candidate.
  *
  * <p>Concurrency: immutable.
  */
-public record WatchFilter(String name, String prefix) {
+public record WatchFilter(String name, String prefix, String sessionId) {
     private static final Pattern PREFIX_REST = Pattern.compile("[A-Za-z0-9._:/-]*");
 
     public WatchFilter {
@@ -24,16 +28,32 @@ public record WatchFilter(String name, String prefix) {
         }
     }
 
+    public WatchFilter(String name, String prefix) {
+        this(name, prefix, null);
+    }
+
     /** Validates the query of {@code GET /v1/watch}; failures name the field ({@code name} or {@code prefix}). */
     public static WatchFilter of(String name, String prefix) {
+        return of(name, prefix, null);
+    }
+
+    /**
+     * Validates the query of {@code GET /v1/watch}; failures name the field. {@code sessionId} must have been
+     * validated as a session id by the caller; with it, name and prefix may both be absent (every lock).
+     */
+    public static WatchFilter of(String name, String prefix, String sessionId) {
         if (name != null && prefix != null) {
             throw WardenException.invalid("prefix", "give either name or prefix, not both");
         }
         if (name == null && prefix == null) {
-            throw WardenException.invalid("name", "is required (or give prefix): the lock or the prefix of the locks to watch");
+            if (sessionId != null) {
+                return new WatchFilter(null, "", sessionId);
+            }
+            throw WardenException.invalid("name", "is required (or give prefix or session_id): the lock, the prefix of "
+                    + "the locks or the session to watch");
         }
         if (name != null) {
-            return new WatchFilter(LockName.parse("name", name).toString(), null);
+            return new WatchFilter(LockName.parse("name", name).toString(), null, sessionId);
         }
         if (prefix.length() > LockName.MAX_LENGTH) {
             throw WardenException.invalid("prefix", "is at most " + LockName.MAX_LENGTH + " characters, got " + prefix.length());
@@ -43,7 +63,7 @@ public record WatchFilter(String name, String prefix) {
         if (slash >= 0 && !PREFIX_REST.matcher(prefix.substring(slash + 1)).matches()) {
             throw WardenException.invalid("prefix", "after the namespace only [A-Za-z0-9._:/-] may follow");
         }
-        return new WatchFilter(null, prefix);
+        return new WatchFilter(null, prefix, sessionId);
     }
 
     /** Every lock of the cell (the console's event log; not offered over HTTP). */
@@ -55,14 +75,7 @@ public record WatchFilter(String name, String prefix) {
         return new WatchFilter(name.toString(), null);
     }
 
-    /**
-     * Whether the watch wants this event. The hub asks this of every watch its index names for the event's lock (see
-     * {@code SubscriberIndex}); a filter with conditions beyond the lock name (a session, say) adds them here.
-     */
-    public boolean matches(WatchEvent event) {
-        return matches(event.name());
-    }
-
+    /** Whether the lock {@code lockName} is covered (by name or prefix; the session part is not looked at here). */
     public boolean matches(String lockName) {
         if (name != null) {
             return name.equals(lockName);
@@ -71,6 +84,19 @@ public record WatchFilter(String name, String prefix) {
             return true;
         }
         return prefix.indexOf('/') < 0 ? lockName.startsWith(prefix + "/") : lockName.startsWith(prefix);
+    }
+
+    /**
+     * Whether the watch wants this event: its lock is covered and, with a session, it is that session's request. The
+     * hub asks this of every watch its index names for the event (see {@code SubscriberIndex}).
+     */
+    public boolean matches(WatchEvent event) {
+        return matches(event.name()) && (sessionId == null || sessionId.equals(event.sessionId()));
+    }
+
+    /** Whether a RESYNC shows this lock: it is covered and, with a session, that session holds or waits there. */
+    boolean shows(String lockName, MirroredLock lock) {
+        return matches(lockName) && (sessionId == null || lock.involves(sessionId));
     }
 
     /**
@@ -86,6 +112,7 @@ public record WatchFilter(String name, String prefix) {
 
     @Override
     public String toString() {
-        return name != null ? "name=" + name : "prefix=" + prefix;
+        String what = name != null ? "name=" + name : "prefix=" + prefix;
+        return sessionId == null ? what : what + "&session_id=" + sessionId;
     }
 }

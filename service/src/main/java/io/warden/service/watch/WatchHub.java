@@ -247,7 +247,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         for (int i = 0; i < events.size(); i++) {
             WatchEvent e = events.get(i);
             int index = i;
-            live.candidates(e.name(), sub -> {
+            live.candidates(e.name(), e.sessionId(), sub -> {
                 filterChecks.incrementAndGet();
                 if (zxid > sub.after && sub.filter.matches(e)) {
                     sub.pick(batch, index, touched);

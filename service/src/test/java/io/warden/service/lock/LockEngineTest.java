@@ -314,6 +314,39 @@ class LockEngineTest {
         assertThat(w.session(a).join().holds()).isEmpty();
     }
 
+    /**
+     * Issue 10, finding 5: a cancel that overtook its acquire (a relay held {@code POST /v1/acquire} for 3 s, the client
+     * gave up after 1 s and cancelled) found nothing, then the late acquire arrived and was granted, and the session
+     * held the lock until its client closed. A cancel of an unknown request id now leaves a tombstone, as an ended
+     * request does, so the late acquire fails and queues nothing.
+     */
+    @Test
+    void cancelOfAnUnknownRequest_leavesATombstone_soTheLateAcquireFailsAndQueuesNothing() throws Exception {
+        String a = session(w, "a", 60_000);
+        AcquireRequest req = exclusive(a, "pay/late", 0);
+
+        assertThat(w.cancel(a, LockName.parse("pay/late"), req.requestId()).join()).as("nothing was cancelled").isFalse();
+
+        assertThatThrownBy(() -> join(w.acquire(req))).satisfies(e -> assertThat(code(e)).isEqualTo(WardenException.ErrorCode.INVALID_ARGUMENT))
+                .hasMessageContaining("request_id");
+        assertThat(fx.queue("pay/late")).isEmpty();
+        assertThat(w.session(a).join().holds()).isEmpty();
+        assertThat(w.session(a).join().waiting()).isEmpty();
+        // a second cancel finds the tombstone: still nothing cancelled, nothing else written
+        assertThat(w.cancel(a, LockName.parse("pay/late"), req.requestId()).join()).isFalse();
+        assertThat(fx.curator.getChildren().forPath(CellPaths.session(a))).as("one tombstone and its end marker").hasSize(2);
+        // other requests of the session are not affected
+        assertThat(join(w.acquire(exclusive(a, "pay/late", 0))).status()).isEqualTo(Status.GRANTED);
+    }
+
+    @Test
+    void cancelOfAnUnknownRequest_ofAGoneSession_isSessionNotFound() {
+        String a = session(w, "a", 60_000);
+        w.closeSession(a).join();
+        assertThatThrownBy(() -> w.cancel(a, LockName.parse("pay/late"), "r-1").join())
+                .satisfies(e -> assertThat(code(e)).isEqualTo(WardenException.ErrorCode.SESSION_NOT_FOUND));
+    }
+
     @Test
     void tombstones_arePruned_soALongLivedSessionDoesNotPileUpRecords() throws Exception {
         String a = session(w, "a", 60_000);
