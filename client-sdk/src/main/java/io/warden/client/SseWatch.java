@@ -306,9 +306,11 @@ final class SseWatch implements Watch {
             return;
         }
         long revision = event.revision();
-        if (revision < lastRevision) {
+        if (revision < lastRevision && event.type() != LockEvent.Type.RESYNC) {
             return; // never sent by a gateway (it sends only later revisions); kept out to be sure
         }
+        // A RESYNC at a lower revision is the new start: the cell's revisions went back (ZooKeeper restored from a
+        // backup, a new ensemble), the gateway found our revision in its future (issue 10, finding 17).
         if (revision == lastRevision) {
             if (resyncAtLast || replay.remove(event)) {
                 return; // delivered before the reconnect
