@@ -162,7 +162,7 @@ final class AcquireCall {
             result.completeExceptionally(new WardenClientException("acquire of lock '" + name + "': GRANTED without a token"));
             return;
         }
-        HttpHold hold = new HttpHold(name, mode, a.token(), calls);
+        HttpHold hold = new HttpHold(name, mode, a.token(), requestId, calls);
         calls.session().track(hold);
         if (!result.complete(hold)) {
             // Note on concurrency: the caller cancelled (or the session ended) between the check in answered() and

@@ -142,8 +142,9 @@ public final class WardenClient implements AutoCloseable {
             throw refused;
         }
         long ttl = TimeUnit.MILLISECONDS.toNanos(opened.ttlMs());
+        HoldWatch holdWatch = new HoldWatch(gateway, opened.sessionId(), scheduler, b.requestTimeout);
         Session s = new Session(opened.sessionId(), ttl, TimeUnit.MILLISECONDS.toNanos(opened.keepaliveIntervalMs()),
-                b.safetyMargin.toNanos(), b.requestTimeout, transport, scheduler, events, b.ticker);
+                b.safetyMargin.toNanos(), b.requestTimeout, transport, holdWatch, scheduler, events, b.ticker);
         s.start(sent);
         log.log(System.Logger.Level.DEBUG, "warden session {0} opened for client ''{1}'' (TTL {2} ms, heartbeat every {3} ms)",
                 opened.sessionId(), b.clientId, opened.ttlMs(), opened.keepaliveIntervalMs());
