@@ -19,8 +19,10 @@ import java.util.concurrent.TimeUnit;
  * <p>While the session has holds, one watch of the session's own events runs ({@code GET /v1/watch?session_id=}, an
  * {@link SseWatch} that resumes without gaps on any gateway). A RELEASED, EXPIRED or CANCELLED event for a hold's
  * token ends that hold: it is lost unless this client released it. A RESYNC (sent instead of history a gateway no
- * longer has) ends every hold whose token is at or below its revision and that it no longer lists, as holder or as
- * waiter. The watch starts from just before the first hold's token, so nothing after the grant is missed; it stops a
+ * longer has) ends every hold whose grant it covers (its revision is at or past the revision of the hold's GRANTED
+ * answer: a RESYNC from a gateway whose mirror lags says nothing about a later grant) and that it does not list as a
+ * holder with the hold's token; to be safe it also leaves alone a hold whose lock the RESYNC shows this session
+ * waiting on (a mirror's waiters carry no token). The watch starts from just before the first hold's token, so nothing after the grant is missed; it stops a
  * while ({@link #LINGER}) after the last hold is gone, so a client that takes and releases locks all the time keeps
  * one stream. Events that arrive before their hold is registered here (the reply of the grant can come after the
  * event of its end) are remembered, a bounded number of them, and applied when it is.
@@ -55,10 +57,10 @@ final class HoldWatch implements AutoCloseable {
             return size() > REMEMBERED;
         }
     };
-    /** The last RESYNC seen: its revision, and the holds (by {@link #key}) and request ids it listed for this session. */
+    /** The last RESYNC seen: its revision, the holds (by {@link #key}) it listed for this session, and the locks it showed the session waiting on. */
     private long resyncRevision = -1;
     private Set<String> resyncTokens = Set.of();
-    private Set<String> resyncRequests = Set.of();
+    private Set<String> resyncWaiting = Set.of();
     private SseWatch watch;
     private ScheduledFuture<?> stopTask;
     private boolean refused;
@@ -191,7 +193,7 @@ final class HoldWatch implements AutoCloseable {
         if (why != null) {
             return why;
         }
-        if (resyncRevision >= token && !resyncTokens.contains(key) && !resyncRequests.contains(hold.requestId())) {
+        if (resyncRevision >= hold.grantRevision() && !resyncTokens.contains(key) && !resyncWaiting.contains(hold.name())) {
             return "a RESYNC at revision " + resyncRevision + " no longer lists it";
         }
         return null;
@@ -218,16 +220,17 @@ final class HoldWatch implements AutoCloseable {
                 }
                 case RESYNC -> {
                     Set<String> tokens = new HashSet<>();
-                    Set<String> requests = new HashSet<>();
+                    Set<String> waiting = new HashSet<>();
                     for (LockState lock : e.locks()) {
                         lock.holders().stream().filter(h -> sessionId.equals(h.sessionId()))
                                 .forEach(h -> tokens.add(key(lock.name(), h.token())));
-                        lock.waiters().stream().filter(w -> sessionId.equals(w.sessionId()) && w.requestId() != null)
-                                .forEach(w -> requests.add(w.requestId()));
+                        if (lock.waiters().stream().anyMatch(w -> sessionId.equals(w.sessionId()))) {
+                            waiting.add(lock.name());
+                        }
                     }
                     resyncRevision = e.revision();
                     resyncTokens = tokens;
-                    resyncRequests = requests;
+                    resyncWaiting = waiting;
                     for (HttpHold hold : holds.values()) {
                         String why = endedBefore(hold);
                         if (why != null) {

@@ -20,18 +20,19 @@ final class HttpHold implements Hold {
     private final String name;
     private final LockMode mode;
     private final long token;
-    private final String requestId;
+    /** The revision the GRANTED answer reflected: the grant was in place at it. */
+    private final long grantRevision;
     private final LockCalls calls;
     private final AtomicBoolean released = new AtomicBoolean();
     private final CompletableFuture<Void> lostFuture = new CompletableFuture<>();
     /** Null while not lost; then why, for good. */
     private volatile String lostWhy;
 
-    HttpHold(String name, LockMode mode, long token, String requestId, LockCalls calls) {
+    HttpHold(String name, LockMode mode, long token, long grantRevision, LockCalls calls) {
         this.name = name;
         this.mode = mode;
         this.token = token;
-        this.requestId = requestId;
+        this.grantRevision = grantRevision;
         this.calls = calls;
     }
 
@@ -40,9 +41,9 @@ final class HttpHold implements Hold {
         return token;
     }
 
-    /** The request_id of the acquire that made this grant. */
-    String requestId() {
-        return requestId;
+    /** The revision at which the grant was known to be in place (its GRANTED answer's). */
+    long grantRevision() {
+        return grantRevision;
     }
 
     @Override
