@@ -162,7 +162,8 @@ final class AcquireCall {
             result.completeExceptionally(new WardenClientException("acquire of lock '" + name + "': GRANTED without a token"));
             return;
         }
-        HttpHold hold = new HttpHold(name, mode, a.token(), calls);
+        long grantRevision = a.revision() != null ? Math.max(a.revision(), a.token()) : a.token();
+        HttpHold hold = new HttpHold(name, mode, a.token(), grantRevision, calls);
         calls.session().track(hold);
         if (!result.complete(hold)) {
             // Note on concurrency: the caller cancelled (or the session ended) between the check in answered() and

@@ -24,9 +24,24 @@ import java.util.concurrent.CompletableFuture;
  * may have gone to another holder meanwhile. Only the resource can tell, by refusing a token lower than the last one
  * it accepted (see {@link Hold} and {@link io.warden.client.fencing.FencedWrite}).
  *
+ * <h2>When a hold stops being valid</h2>
+ * A {@link Hold}'s {@link Hold#isValid()} turns false, and its {@link Hold#lost()} completes, as its javadoc says in
+ * full; in short:
+ * <ul>
+ *   <li>over HTTP, {@code isValid()} is false from the session's local deadline on (send time of the last
+ *   acknowledged keepalive plus the TTL it reported, minus a margin), and {@code lost()} completes when a gateway says
+ *   the session is gone or when the session's watch of its own events sees the grant end elsewhere (an admin's
+ *   force-release, a release by token from another process): a few milliseconds after it, or when the watch resumes
+ *   after an outage;</li>
+ *   <li>in direct mode, {@code isValid()} is false while Curator's connection is SUSPENDED or LOST and from the
+ *   ZooKeeper session's local deadline on (send time of the last answered request plus the session timeout, minus a
+ *   margin), and {@code lost()} completes when Curator reports LOST or the node is deleted by someone else.</li>
+ * </ul>
+ *
  * <p>Over HTTP, every acquire carries one generated {@code request_id} for all its retries and failovers, so a
- * retried call never queues twice; waits longer than the service's limit per call (5 minutes) are repeated with the
- * same {@code request_id}, keeping the place in the queue.
+ * retried call never queues twice, and every attempt asks for what remains of the caller's wait; waits longer than
+ * the service's limit per call (5 minutes) are repeated with the same {@code request_id}, keeping the place in the
+ * queue.
  *
  * <p>Thread-safety: safe for use by any number of threads; each acquire is independent of the others.
  */
@@ -39,7 +54,10 @@ public interface FencedLock {
 
     /**
      * Waits up to {@code wait} for the lock. Interrupting the waiting thread cancels the request: it is removed from
-     * the lock's queue, the interrupt flag is set again, and a {@link WardenClientException} is thrown.
+     * the lock's queue, the interrupt flag is set again, and a {@link WardenClientException} is thrown. Whatever the
+     * race with the grant, an acquire that returns no hold leaves no hold and no queued request behind: over HTTP a
+     * grant that won the race is released; in direct mode an interrupt that comes after Curator granted is left to the
+     * caller (the hold is returned, with the interrupt flag set).
      *
      * @param wait how long to wait; zero tries once
      * @throws AcquireTimeoutException  when the lock was not granted in time (nothing is left queued)

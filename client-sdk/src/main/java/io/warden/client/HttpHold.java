@@ -6,11 +6,13 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
- * A grant made through the HTTP API. See {@link Hold} for what it promises.
+ * A grant made through the HTTP API. See {@link Hold} for what it promises. It is lost when its session is lost, when a
+ * release found the grant gone, or when the session's watch of its own holds ({@link HoldWatch}) saw the grant end
+ * elsewhere (a force-release, a release by token from another process).
  *
  * <p>Concurrency: {@code released} goes false → true once, by compare-and-set, so exactly one caller releases;
- * {@code lost} is a volatile flag set by the session's loss or by a release that found the grant gone, and
- * {@code lostFuture} completes once, on the client's event thread.
+ * {@code lostWhy} is volatile, set (null → reason) by the session's loss, by a release that found the grant gone, or
+ * by the hold watch's thread; {@code lostFuture} completes once, on the client's event thread.
  */
 final class HttpHold implements Hold {
     private static final System.Logger log = System.getLogger(HttpHold.class.getName());
@@ -18,16 +20,30 @@ final class HttpHold implements Hold {
     private final String name;
     private final LockMode mode;
     private final long token;
+    /** The revision the GRANTED answer reflected: the grant was in place at it. */
+    private final long grantRevision;
     private final LockCalls calls;
     private final AtomicBoolean released = new AtomicBoolean();
     private final CompletableFuture<Void> lostFuture = new CompletableFuture<>();
-    private volatile boolean lost;
+    /** Null while not lost; then why, for good. */
+    private volatile String lostWhy;
 
-    HttpHold(String name, LockMode mode, long token, LockCalls calls) {
+    HttpHold(String name, LockMode mode, long token, long grantRevision, LockCalls calls) {
         this.name = name;
         this.mode = mode;
         this.token = token;
+        this.grantRevision = grantRevision;
         this.calls = calls;
+    }
+
+    /** The token, also after release (for the hold watch). */
+    long tokenValue() {
+        return token;
+    }
+
+    /** The revision at which the grant was known to be in place (its GRANTED answer's). */
+    long grantRevision() {
+        return grantRevision;
     }
 
     @Override
@@ -50,7 +66,7 @@ final class HttpHold implements Hold {
 
     @Override
     public boolean isValid() {
-        return !released.get() && !lost && calls.session().connected();
+        return !released.get() && lostWhy == null && calls.session().connected();
     }
 
     @Override
@@ -58,7 +74,11 @@ final class HttpHold implements Hold {
         if (released.get()) {
             throw new IllegalStateException("the hold of lock '" + name + "' (token " + token + ") was already released");
         }
-        if (lost || calls.session().state() == SessionState.LOST) {
+        String why = lostWhy;
+        if (why != null) {
+            throw new LockOwnershipLostException(name, token, why);
+        }
+        if (calls.session().state() == SessionState.LOST) {
             throw new LockOwnershipLostException(name, token, "its session was lost");
         }
         if (!calls.session().connected()) {
@@ -79,7 +99,11 @@ final class HttpHold implements Hold {
         }
         Session session = calls.session();
         session.untrack(this);
-        if (lost || session.state() == SessionState.LOST) {
+        String why = lostWhy;
+        if (why != null) {
+            throw new LockOwnershipLostException(name, token, why + ", before the release");
+        }
+        if (session.state() == SessionState.LOST) {
             throw new LockOwnershipLostException(name, token, "its session was lost before the release");
         }
         if (session.state() == SessionState.CLOSED) {
@@ -109,7 +133,7 @@ final class HttpHold implements Hold {
         if (!reply.value().released() && reply.attempts() == 1) {
             // With one attempt the answer is unambiguous: the grant was gone before this release. (After a retry,
             // released:false may only mean that an earlier attempt, whose reply was lost, released it.)
-            sessionLost();
+            markLost("the service no longer knew the grant at release");
             throw new LockOwnershipLostException(name, token, "the service no longer knew the grant at release");
         }
     }
@@ -121,8 +145,33 @@ final class HttpHold implements Hold {
 
     /** The session is gone, and with it this grant. */
     void sessionLost() {
-        lost = true;
+        markLost("its session was lost");
+    }
+
+    /**
+     * The session's watch saw this grant end, and not by this client's release: an admin's force-release, a release by
+     * token from elsewhere, an expiry. Ignored once this client released it (the event is then its own release's).
+     */
+    void endedElsewhere(String why) {
+        if (released.get()) {
+            return;
+        }
+        if (markLost("its grant ended elsewhere: " + why)) {
+            log.log(System.Logger.Level.WARNING, "{0}: its grant ended elsewhere ({1})", this, why);
+            calls.session().untrack(this);
+        }
+    }
+
+    /** Marks the hold lost (once) and completes {@link #lost()} on the event thread; true the first time. */
+    private boolean markLost(String why) {
+        synchronized (this) {
+            if (lostWhy != null) {
+                return false;
+            }
+            lostWhy = why;
+        }
         calls.session().runEvent(() -> lostFuture.complete(null));
+        return true;
     }
 
     /** Closing the client deleted the session, which released this grant. */
@@ -132,6 +181,6 @@ final class HttpHold implements Hold {
 
     @Override
     public String toString() {
-        return "Hold[" + name + " " + mode + " token " + token + (released.get() ? " released" : lost ? " lost" : "") + "]";
+        return "Hold[" + name + " " + mode + " token " + token + (released.get() ? " released" : lostWhy != null ? " lost" : "") + "]";
     }
 }

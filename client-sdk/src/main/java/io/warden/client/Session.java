@@ -50,6 +50,8 @@ final class Session {
     private final List<SessionListener> listeners = new CopyOnWriteArrayList<>();
     private final Set<HttpHold> holds = ConcurrentHashMap.newKeySet();
     private final Set<AcquireCall> acquires = ConcurrentHashMap.newKeySet();
+    /** How holds learn that their grant ended elsewhere (thread-safe; closed with the session). */
+    private final HoldWatch holdWatch;
     private final CompletableFuture<Void> lost = new CompletableFuture<>();
 
     private volatile long deadlineNanos;
@@ -68,8 +70,10 @@ final class Session {
      *                    {@link LocalDeadline#marginNanos})
      */
     Session(String id, long ttlNanos, long intervalNanos, long safetyNanos, Duration requestTimeout,
-            KeepaliveTransport transport, ScheduledExecutorService scheduler, Executor events, LongSupplier ticker) {
+            KeepaliveTransport transport, HoldWatch holdWatch, ScheduledExecutorService scheduler, Executor events,
+            LongSupplier ticker) {
         this.id = id;
+        this.holdWatch = holdWatch;
         this.ttlNanos = ttlNanos;
         this.intervalNanos = Math.max(MIN_INTERVAL_NANOS, intervalNanos);
         this.safetyNanos = safetyNanos;
@@ -135,11 +139,14 @@ final class Session {
         if (terminal == SessionState.LOST) {
             // Note on concurrency: markLost may have iterated `holds` before the add; telling the hold twice is harmless.
             hold.sessionLost();
+            return;
         }
+        holdWatch.add(hold);
     }
 
     void untrack(HttpHold hold) {
         holds.remove(hold);
+        holdWatch.remove(hold);
     }
 
     /** Registers a running acquire; false when the session has already ended (the caller fails it). */
@@ -166,6 +173,7 @@ final class Session {
             cancelTimers();
             announce();
         }
+        holdWatch.close();
         log.log(System.Logger.Level.WARNING, "warden session {0} is lost ({1}): {2} holds lost", id, why, holds.size());
         SessionLostException failure = new SessionLostException("session " + id + " is lost: " + why, null, 0, null);
         holds.forEach(HttpHold::sessionLost);
@@ -187,6 +195,7 @@ final class Session {
             cancelTimers();
             announce();
         }
+        holdWatch.close();
         SessionLostException failure = new SessionLostException("session " + id + " was closed by the client", null, 0, null);
         acquires.forEach(call -> call.sessionEnded(failure));
         List<HttpHold> live = List.copyOf(holds);

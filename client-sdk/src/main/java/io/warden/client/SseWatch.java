@@ -47,6 +47,8 @@ final class SseWatch implements Watch {
     private final ScheduledExecutorService scheduler;
     private final Duration requestTimeout;
     private final Runnable onDone;
+    /** Never gives up before its first stream (the watch of a session's own holds); otherwise see {@link #start()}. */
+    private final boolean persistent;
     private final CompletableFuture<Void> done = new CompletableFuture<>();
     /** Completes when the first stream is open, or exceptionally when none could be opened in time. */
     private final CompletableFuture<Void> firstOpen = new CompletableFuture<>();
@@ -70,6 +72,12 @@ final class SseWatch implements Watch {
 
     SseWatch(HttpGateway gateway, WatchOptions options, long sinceRevision, Consumer<LockEvent> listener,
              ScheduledExecutorService scheduler, Duration requestTimeout, Runnable onDone) {
+        this(gateway, options, sinceRevision, listener, scheduler, requestTimeout, onDone, false);
+    }
+
+    SseWatch(HttpGateway gateway, WatchOptions options, long sinceRevision, Consumer<LockEvent> listener,
+             ScheduledExecutorService scheduler, Duration requestTimeout, Runnable onDone, boolean persistent) {
+        this.persistent = persistent;
         this.gateway = gateway;
         this.options = options;
         this.since = sinceRevision;
@@ -105,6 +113,19 @@ final class SseWatch implements Watch {
             }
             throw new WardenClientException("watching " + options + ": no gateway opened the stream within "
                     + requestTimeout.toMillis() + " ms: " + cause, cause);
+        }
+    }
+
+    /**
+     * Starts the watch thread and returns at once; the watch keeps trying every endpoint until a stream opens, a
+     * gateway refuses it for good ({@link #done()} fails), or it is closed. For watches nobody waits on.
+     */
+    void startInBackground() {
+        thread.start();
+        try {
+            watchdog = scheduler.scheduleWithFixedDelay(this::checkIdle, 1, 1, TimeUnit.SECONDS);
+        } catch (RejectedExecutionException closing) {
+            close();
         }
     }
 
@@ -207,7 +228,7 @@ final class SseWatch implements Watch {
             if (closed) {
                 break;
             }
-            if (!connectedOnce && System.nanoTime() - firstDeadline > 0) {
+            if (!persistent && !connectedOnce && System.nanoTime() - firstDeadline > 0) {
                 firstOpen.completeExceptionally(new WardenClientException("watching " + options + ": no gateway "
                         + "opened the stream within " + requestTimeout.toMillis() + " ms; last: " + last, last));
                 return; // start() closes the watch

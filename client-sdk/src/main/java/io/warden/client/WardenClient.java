@@ -35,13 +35,25 @@ import java.util.function.LongSupplier;
  *
  * <p><b>Session.</b> {@link Builder#build()} opens the session at one of the gateways. Heartbeats then go every
  * {@code keepalive_interval_ms} the gateway named (a third of the TTL), over one WebSocket per session (falling back
- * to unary calls when no socket can be had; {@link Builder#webSocketKeepalive(boolean)} turns the socket off). The client keeps a local deadline: the send
- * time of the last acknowledged heartbeat plus the TTL, minus a margin for clock drift (500 ppm of the TTL) and a
- * fixed safety margin. Before it the service cannot have expired the session ({@link SessionState#CONNECTED});
- * after it, it may have ({@link SessionState#SUSPENDED}: stop writing, holds are not {@link Hold#isValid() valid}).
- * When a gateway says the session is gone, the state is {@link SessionState#LOST} for good, {@link #sessionLost()}
- * completes and so does every hold's {@link Hold#lost()}. Curator's rule: after SUSPENDED you cannot be sure you
- * hold a lock; after LOST you do not.
+ * to unary calls when no socket can be had; {@link Builder#webSocketKeepalive(boolean)} turns the socket off). The
+ * client keeps a local deadline: the send time of the latest acknowledged heartbeat plus the TTL that acknowledgement
+ * reported ({@code ttl_ms_remaining}: the session's TTL now, also when another caller changed it with a keepalive's
+ * {@code ttl_ms} or a lease renew), minus a margin for clock drift (500 ppm of that TTL) and a fixed safety margin;
+ * the heartbeat interval follows that TTL too (a third of it). Before the deadline the service cannot have expired
+ * the session ({@link SessionState#CONNECTED}); after it, it may have ({@link SessionState#SUSPENDED}: stop writing,
+ * holds are not {@link Hold#isValid() valid}). A TTL shortened elsewhere is believed from the next acknowledged
+ * heartbeat on, at most one interval (of the TTL before the change) later. When a gateway says the session is gone,
+ * the state is {@link SessionState#LOST} for good, {@link #sessionLost()} completes and so does every hold's
+ * {@link Hold#lost()}. Curator's rule: after SUSPENDED you cannot be sure you hold a lock; after LOST you do not.
+ *
+ * <p><b>Holds ended elsewhere.</b> While the session has holds, the client watches its own session's events
+ * ({@code GET /v1/watch?session_id=}, one stream, resumed without gaps on any gateway, closed 30 s after the last hold
+ * is gone). When a hold's grant ends and not by this client's release (an admin's force-release, a release by token
+ * from another process), the hold is lost: {@link Hold#isValid()} is false and {@link Hold#lost()} completes, a few
+ * milliseconds after the release (4-7 ms median, 12-34 ms at most measured with gateway and client on one host). While
+ * the stream is down (no gateway reachable) the hold learns of it when the stream resumes, from the gateway's history
+ * or from a RESYNC that no longer lists it. Gateways older than this client refuse the watch; that is logged once, and
+ * holds then learn only of the loss of the whole session.
  *
  * <p><b>Failover.</b> What to do with an answer is decided from Warden's problem {@code code}, not the HTTP status:
  * a call that fails to connect or times out, or that is answered with anything but one of Warden's final verdicts
@@ -56,9 +68,13 @@ import java.util.function.LongSupplier;
  * or a prefix, resuming by revision on another gateway after a failure, without gaps or repeats; see {@link Watch}.
  *
  * <p><b>Closing</b> the client stops its watches and closes the session, which releases every hold and queued request of it at once.
+ * Its own threads (a timer, an event thread, one per watch) end; HTTP connections go through one {@code HttpClient} for
+ * the whole process (Java 17's cannot be closed), so creating and closing many clients leaves no threads behind.
  *
  * <p>Thread-safety: safe for use by any number of threads; one client per process and cell is the usual shape
- * (locks of one client share its session, and are not reentrant).
+ * (locks of one client share its session, and are not reentrant). Concurrency: {@code closed} goes false → true once;
+ * {@code watches} is a concurrent set; everything else is final, and the session ({@link Session}), its calls and
+ * transports are thread-safe.
  */
 public final class WardenClient implements AutoCloseable {
     private static final System.Logger log = System.getLogger(WardenClient.class.getName());
@@ -142,8 +158,9 @@ public final class WardenClient implements AutoCloseable {
             throw refused;
         }
         long ttl = TimeUnit.MILLISECONDS.toNanos(opened.ttlMs());
+        HoldWatch holdWatch = new HoldWatch(gateway, opened.sessionId(), scheduler, b.requestTimeout);
         Session s = new Session(opened.sessionId(), ttl, TimeUnit.MILLISECONDS.toNanos(opened.keepaliveIntervalMs()),
-                b.safetyMargin.toNanos(), b.requestTimeout, transport, scheduler, events, b.ticker);
+                b.safetyMargin.toNanos(), b.requestTimeout, transport, holdWatch, scheduler, events, b.ticker);
         s.start(sent);
         log.log(System.Logger.Level.DEBUG, "warden session {0} opened for client ''{1}'' (TTL {2} ms, heartbeat every {3} ms)",
                 opened.sessionId(), b.clientId, opened.ttlMs(), opened.keepaliveIntervalMs());

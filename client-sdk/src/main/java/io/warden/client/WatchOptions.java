@@ -16,10 +16,22 @@ public final class WatchOptions {
 
     private final String name;
     private final String prefix;
+    /** Set only for the client's watch of its own session's holds (not public: see {@link HoldWatch}). */
+    private final String sessionId;
 
     private WatchOptions(String name, String prefix) {
+        this(name, prefix, null);
+    }
+
+    private WatchOptions(String name, String prefix, String sessionId) {
         this.name = name;
         this.prefix = prefix;
+        this.sessionId = sessionId;
+    }
+
+    /** The events of one session's requests on every lock ({@code GET /v1/watch?session_id=}). */
+    static WatchOptions session(String sessionId) {
+        return new WatchOptions(null, null, Objects.requireNonNull(sessionId, "sessionId"));
     }
 
     /** The events of one lock, {@code namespace/path}. */
@@ -47,21 +59,22 @@ public final class WatchOptions {
 
     /** The query parameter naming what is watched, URL-safe as validated: {@code name=...} or {@code prefix=...}. */
     String query() {
-        return name != null ? "name=" + name : "prefix=" + prefix;
+        return sessionId != null ? "session_id=" + sessionId : name != null ? "name=" + name : "prefix=" + prefix;
     }
 
     @Override
     public boolean equals(Object o) {
-        return o instanceof WatchOptions w && Objects.equals(name, w.name) && Objects.equals(prefix, w.prefix);
+        return o instanceof WatchOptions w && Objects.equals(name, w.name) && Objects.equals(prefix, w.prefix)
+                && Objects.equals(sessionId, w.sessionId);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, prefix);
+        return Objects.hash(name, prefix, sessionId);
     }
 
     @Override
     public String toString() {
-        return name != null ? "name " + name : "prefix " + prefix;
+        return sessionId != null ? "session " + sessionId : name != null ? "name " + name : "prefix " + prefix;
     }
 }

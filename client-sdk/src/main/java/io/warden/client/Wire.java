@@ -32,7 +32,8 @@ final class Wire {
     record Acquire(String sessionId, String name, LockMode mode, long waitMs, String requestId, String onTimeout) {
     }
 
-    record Acquired(String status, Long token, Integer position) {
+    /** {@code revision}: the zxid the answer reflects; for a GRANTED one, at or after the change that made the grant. */
+    record Acquired(String status, Long token, Integer position, Long revision) {
         static final String GRANTED = "GRANTED";
         static final String QUEUED = "QUEUED";
         static final String TIMED_OUT = "TIMED_OUT";

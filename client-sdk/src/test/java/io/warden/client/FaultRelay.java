@@ -55,7 +55,7 @@ final class FaultRelay implements AutoCloseable {
     }
 
     private final ServerSocket server;
-    private final int targetPort;
+    private volatile int targetPort;
     private final List<Rule> rules = new CopyOnWriteArrayList<>();
     private final List<Request> seen = new CopyOnWriteArrayList<>();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
@@ -68,6 +68,11 @@ final class FaultRelay implements AutoCloseable {
         Thread acceptor = new Thread(this::accept, "fault-relay-" + server.getLocalPort());
         acceptor.setDaemon(true);
         acceptor.start();
+    }
+
+    /** From now on, new connections go to {@code port} (e.g. a gateway started after the relay). */
+    void target(int port) {
+        this.targetPort = port;
     }
 
     String url() {

@@ -39,6 +39,13 @@ public abstract class FencedLockContract {
     /** A lock of {@code name} through the same client as {@code lock} (its session or ZooKeeper connection). */
     protected abstract FencedLock sameClient(FencedLock lock, String name);
 
+    /**
+     * Ends {@code hold}'s grant behind its client's back, as an admin's force-release does: over HTTP a release by its
+     * session id and token from another process, in direct mode a delete of its node by another ZooKeeper client.
+     * {@code lock} is the lock it was acquired through.
+     */
+    protected abstract void endGrantElsewhere(FencedLock lock, Hold hold) throws Exception;
+
     /** The requests on {@code name}'s queue in ZooKeeper now, held or waiting. */
     protected abstract int queueLength(String name);
 
@@ -312,6 +319,34 @@ public abstract class FencedLockContract {
     }
 
     // ------------------------------------------------------------------ issue 10
+
+    /**
+     * Issue 10, finding 2: a force-release was never noticed over HTTP ({@code isValid()} stayed true, {@code lost()}
+     * never completed) while direct mode noticed. In both modes a grant ended elsewhere makes the hold lost, its release
+     * reports it (and leaves nothing behind), and the lock is free for others; other holds of the client are untouched.
+     */
+    @Test
+    public void grantEndedElsewhere_theHoldIsLost_releaseReportsIt_andTheLockIsFree() throws Exception {
+        String name = freshName();
+        FencedLock lock = makeLock(name);
+        Hold other = sameClient(lock, name + "-other").acquire(WAIT);
+        Hold hold = lock.acquire(WAIT);
+
+        endGrantElsewhere(lock, hold);
+
+        hold.lost().toCompletableFuture().get(WAIT.toMillis(), TimeUnit.MILLISECONDS);
+        assertThat(hold.isValid()).isFalse();
+        assertThatThrownBy(hold::checkValid).isInstanceOf(LockOwnershipLostException.class).hasMessageContaining(name);
+        assertThatThrownBy(hold::release).isInstanceOf(LockOwnershipLostException.class).hasMessageContaining(name);
+        hold.close(); // reported once
+        awaitQueue(name, 0);
+        try (Hold next = makeLock(name).acquire(WAIT)) {
+            assertThat(next.isValid()).isTrue();
+        }
+        assertThat(other.isValid()).as("another hold of the same client").isTrue();
+        assertThat(other.lost().toCompletableFuture()).isNotDone();
+        other.close();
+    }
 
     /** Rounds of {@link #interruptedAcquires_racingTheirGrants_neverLeaveAHoldOrAQueuedRequest}. */
     protected static final int INTERRUPT_ROUNDS = 800;

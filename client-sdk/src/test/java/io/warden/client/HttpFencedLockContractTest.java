@@ -49,6 +49,12 @@ class HttpFencedLockContractTest extends FencedLockContract {
     }
 
     @Override
+    protected void endGrantElsewhere(FencedLock lock, Hold hold) {
+        long token = hold.token();
+        cell.release(gateway, owners.get(lock).sessionId(), hold.name(), token);
+    }
+
+    @Override
     protected int queueLength(String name) {
         return cell.fx.queueSize(name);
     }

@@ -3,6 +3,7 @@ package io.warden.client.direct;
 import io.warden.client.FencedLock;
 import io.warden.client.FencedLockContract;
 import io.warden.client.FencedReadWriteLock;
+import io.warden.client.Hold;
 import io.warden.service.support.WardenFixture;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -13,6 +14,7 @@ import java.util.concurrent.TimeUnit;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.retry.RetryNTimes;
+import org.apache.zookeeper.data.Stat;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 
@@ -69,6 +71,20 @@ class DirectFencedLockContractTest extends FencedLockContract {
     @Override
     protected FencedLock sameClient(FencedLock lock, String name) {
         return owners.get(lock).lock(name);
+    }
+
+    @Override
+    protected void endGrantElsewhere(FencedLock lock, Hold hold) throws Exception {
+        long token = hold.token();
+        for (String node : fx.queue(hold.name())) {
+            String path = WardenFixture.lockPath(hold.name()) + "/" + node;
+            Stat stat = fx.curator.checkExists().forPath(path);
+            if (stat != null && stat.getCzxid() == token) {
+                fx.curator.delete().forPath(path);
+                return;
+            }
+        }
+        throw new AssertionError("no node with token " + token + " on " + hold.name());
     }
 
     @Override

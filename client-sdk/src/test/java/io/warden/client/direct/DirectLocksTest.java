@@ -291,6 +291,32 @@ class DirectLocksTest {
         assertThatThrownBy(hold::release).isInstanceOf(LockOwnershipLostException.class);
     }
 
+    /**
+     * Not a timing assertion: how long after another client deleted a hold's node {@code lost()} completed (ZooKeeper's
+     * watch event on its way to Curator's event thread), for the javadoc and README.
+     */
+    @Test
+    void measure_lostAfterTheNodeWasDeletedElsewhere() throws Exception {
+        List<Long> micros = new java.util.ArrayList<>();
+        for (int i = 0; i < 50; i++) {
+            Hold hold = aliceLocks.lock(NAME).acquire(WAIT);
+            CompletableFuture<Long> lostAt = hold.lost().toCompletableFuture().thenApply(v -> System.nanoTime());
+            String node = WardenFixture.lockPath(NAME) + "/" + fx.queue(NAME).get(0);
+            long before = System.nanoTime();
+            fx.curator.delete().forPath(node);
+            long after = System.nanoTime();
+            micros.add(TimeUnit.NANOSECONDS.toMicros(lostAt.get(10, TimeUnit.SECONDS) - (before + after) / 2));
+            try {
+                hold.release();
+            } catch (LockOwnershipLostException expected) {
+                // lost
+            }
+        }
+        micros.sort(null);
+        System.out.printf("direct: node deleted elsewhere noticed after (µs, from the middle of the delete): median %d, "
+                + "90th %d, max %d%n", micros.get(micros.size() / 2), micros.get(micros.size() * 9 / 10), micros.get(micros.size() - 1));
+    }
+
     @Test
     void close_releasesHolds_andRefusesNewAcquires() throws Exception {
         Hold hold = aliceLocks.lock(NAME).acquire(WAIT);
