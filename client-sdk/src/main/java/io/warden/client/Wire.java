@@ -8,7 +8,9 @@ import com.fasterxml.jackson.databind.json.JsonMapper;
 
 /**
  * The JSON bodies of contract §3 this client sends and reads, in snake_case. Replies may carry members this client
- * does not know (e.g. {@code revision}, {@code holders}): they are ignored, so a newer gateway does not break it.
+ * does not know (e.g. {@code holders}): they are ignored, so a newer gateway does not break it.
+ *
+ * <p>Thread-safety: the records are immutable; {@link #JSON} is configured once and then safe from any thread.
  */
 final class Wire {
     static final ObjectMapper JSON = JsonMapper.builder()

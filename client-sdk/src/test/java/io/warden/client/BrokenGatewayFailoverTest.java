@@ -104,8 +104,10 @@ class BrokenGatewayFailoverTest {
             first.always("", answer); // g1 is broken from now on
             cell.deleteSession(g2, alice.sessionId());
 
-            hold.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            // (the hold itself may hear of it first, from its watch of the session's events at the other gateway)
+            alice.sessionLost().toCompletableFuture().get(10, TimeUnit.SECONDS);
             assertThat(alice.state()).isEqualTo(SessionState.LOST);
+            hold.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
             assertThat(hold.isValid()).isFalse();
         }
     }

@@ -20,6 +20,10 @@ import java.util.function.BooleanSupplier;
  * A real ZooKeeper ({@link WardenFixture}) with real gateways on the system clock (so TTLs, keepalives and adoption
  * run in real time), the smallest session TTL lowered to 500 ms, and a plain HTTP client for looking at locks the
  * way any other client would. Close it after each test.
+ *
+ * <p>Thread-safety: made, used and closed by one test thread; its look-ups ({@link #lock}, {@link #release}, ...) may
+ * also be called from helper threads (the HTTP client is thread-safe); the lists of gateways and clients are touched by
+ * the test thread only.
  */
 final class Cell implements AutoCloseable {
     private static final ObjectMapper JSON = new ObjectMapper();
