@@ -78,6 +78,11 @@ class KeepaliveSocketTest {
     void expiredSession_isClosedWith4404() {
         String sid = openSession(2000);
         try (WsTestClient ws = new WsTestClient(gateway.httpPort(), "/v1/sessions/" + sid + "/keepalive")) {
+            // one acknowledged keepalive first: the clock moves only after the gateway has served the socket (advanced
+            // before, on a loaded machine the socket's first keepalive came after it and gave a fresh TTL on the
+            // stopped clock, so the session never expired)
+            ws.send("ping");
+            assertThat(json(ws.nextFrame()).has("ttl_ms_remaining")).isTrue();
             fixture.clock.advance(Duration.ofMillis(2500));
             WardenFixture.await("the session expired", () -> http.get("/v1/sessions/" + sid).status() == 404);
             ws.send("ping");
