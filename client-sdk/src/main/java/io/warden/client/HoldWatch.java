@@ -29,7 +29,9 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>What remains: a hold learns of its end only as fast as the event travels, gateway to client (measured in
  * {@code ForceReleaseTest}); while no gateway can be reached, not before the stream resumes (then, from the gateway's
- * history or a RESYNC). A gateway that does not know {@code session_id} (an older version) refuses the watch: that is
+ * history or a RESYNC). A gateway whose pool of session watches is full answers 429: not for good, the watch tries the
+ * next gateway, waiting 1 s doubling to 30 s ({@link SseWatch}); meanwhile a hold notices only the loss of its session.
+ * A gateway that does not know {@code session_id} (an older version) refuses the watch: that is
  * logged once, and holds then notice only the loss of their session, as before.
  *
  * <p>Concurrency: every field below is guarded by {@code this}; the watch's listener ({@link #onEvent}) runs on the

@@ -206,13 +206,19 @@ final class SseWatch implements Watch {
     private void run() {
         long firstDeadline = System.nanoTime() + requestTimeout.toNanos();
         int failures = 0;
+        int exhausted = 0;
         Throwable last = null;
         while (!closed) {
             boolean received = false;
             try {
                 received = stream(gateway.endpoint(index));
             } catch (WardenClientException refused) {
-                if (!Failures.retryable(refused)) {
+                if (persistent && refused.code().filter("RESOURCE_EXHAUSTED"::equals).isPresent()) {
+                    // A gateway with all its slots taken (429): not a refusal for good. The watch of a session's own
+                    // holds waits longer each time (1 s doubling, at most 30 s) and tries the next gateway.
+                    exhausted++;
+                    last = refused;
+                } else if (!Failures.retryable(refused)) {
                     log.log(System.Logger.Level.WARNING, "watch of {0} refused: {1}", options, refused.getMessage());
                     finish(refused);
                     return;
@@ -234,16 +240,25 @@ final class SseWatch implements Watch {
                 return; // start() closes the watch
             }
             failures = received ? 1 : failures + 1;
+            if (received) {
+                exhausted = 0;
+            }
             index = (index + 1) % gateway.endpointCount();
             log.log(System.Logger.Level.DEBUG, "watch of {0}: stream ended ({1}); resuming after revision {2} at {3}",
                     options, last == null ? "closed by the gateway" : last.toString(), lastRevision, gateway.endpoint(index));
             last = null;
             try {
-                TimeUnit.MILLISECONDS.sleep(Backoff.delayMs(failures));
+                TimeUnit.MILLISECONDS.sleep(exhausted > 0 && !received ? exhaustedDelayMs(exhausted) : Backoff.delayMs(failures));
             } catch (InterruptedException e) {
                 Thread.interrupted();
             }
         }
+    }
+
+    /** The pause after the {@code n}th answer in a row that all slots are taken: 1 s doubling, at most 30 s, jittered. */
+    static long exhaustedDelayMs(int n) {
+        long d = Math.min(30_000L, 1000L << Math.min(n - 1, 5));
+        return d / 2 + java.util.concurrent.ThreadLocalRandom.current().nextLong(d / 2 + 1);
     }
 
     /** One stream at {@code base}, read until it ends. True when it delivered or read anything past its headers. */

@@ -52,8 +52,9 @@ import java.util.function.LongSupplier;
  * from another process), the hold is lost: {@link Hold#isValid()} is false and {@link Hold#lost()} completes, a few
  * milliseconds after the release (4-7 ms median, 12-34 ms at most measured with gateway and client on one host). While
  * the stream is down (no gateway reachable) the hold learns of it when the stream resumes, from the gateway's history
- * or from a RESYNC that no longer lists it. Gateways older than this client refuse the watch; that is logged once, and
- * holds then learn only of the loss of the whole session.
+ * or from a RESYNC that no longer lists it; likewise while every gateway it tries answers that its pool of session
+ * watches is full (429: tried again, 1 s doubling to 30 s). Gateways older than this client refuse the watch; that is
+ * logged once, and holds then learn only of the loss of the whole session.
  *
  * <p><b>Failover.</b> What to do with an answer is decided from Warden's problem {@code code}, not the HTTP status:
  * a call that fails to connect or times out, or that is answered with anything but one of Warden's final verdicts

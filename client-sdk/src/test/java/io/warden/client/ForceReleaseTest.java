@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.warden.console.model.AuditEntry;
 import io.warden.service.Gateway;
+import io.warden.service.support.SseTestClient;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -12,6 +13,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
@@ -129,6 +131,63 @@ class ForceReleaseTest {
             hold.release(); // released:true through g2
             assertThat(cell.holders(g2, NAME)).isZero();
         }
+    }
+
+    /**
+     * Every watch slot of the gateway for names and prefixes is taken (max-watches 1, which the console's event log
+     * has; 10,000 by default, which the console, EventSources and {@code warden watch} can use up): the session's own
+     * watch counts in the sessions' pool, so the hold still learns of its release. Before, it got 429 like any other
+     * watch, the client gave it up for good, and {@code lost()} never completed.
+     */
+    @Test
+    void everyWatchSlotTaken_theHoldStillLearnsOfItsRelease() throws Exception {
+        Gateway gw = cell.gateway(cell.config().toBuilder().maxWatches(1).build());
+        Cell.await("the console's event log takes the one slot", () -> gw.watches().watchCount() == 1);
+        try (SseTestClient refused = SseTestClient.open(gw.httpPort(), "?prefix=jobs")) {
+            assertThat(refused.status()).as("a watch of a prefix, past max-watches").isEqualTo(429);
+        }
+        WardenClient alice = cell.client("alice", Duration.ofSeconds(5), Cell.url(gw));
+        Hold hold = alice.lock(NAME).acquire(Duration.ofSeconds(5));
+        Cell.await("alice watches her session", () -> gw.watches().sessionWatchCount() == 1);
+
+        assertThat(cell.release(gw, alice.sessionId(), NAME, hold.token()).path("released").asBoolean()).isTrue();
+
+        hold.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertThat(hold.isValid()).isFalse();
+    }
+
+    /**
+     * The first gateway's pool of session watches is full (max-sessions-per-gateway 3, taken by watches of made-up
+     * session ids): the client's watch there is answered 429, and it tries the next gateway instead of giving up, so
+     * the hold learns of its release. Before, a 429 ended that watch for good.
+     */
+    @Test
+    void sessionWatchPoolFull_theClientTriesTheNextGateway_andTheHoldLearnsOfItsRelease() throws Exception {
+        Gateway full = cell.gateway(cell.config().toBuilder().maxSessionsPerGateway(3).build());
+        Gateway other = cell.gateway();
+        List<SseTestClient> squatters = new ArrayList<>();
+        try {
+            for (int i = 0; i < 3; i++) {
+                squatters.add(SseTestClient.watch(full.httpPort(), "?session_id=" + randomSessionId()));
+            }
+            try (SseTestClient refused = SseTestClient.open(full.httpPort(), "?session_id=" + randomSessionId())) {
+                assertThat(refused.status()).as("a fourth session's watch").isEqualTo(429);
+            }
+            WardenClient alice = cell.client("alice", Duration.ofSeconds(5), Cell.url(full), Cell.url(other));
+            Hold hold = alice.lock(NAME).acquire(Duration.ofSeconds(5));
+            Cell.await("alice watches her session at the other gateway", () -> other.watches().sessionWatchCount() == 1);
+
+            assertThat(cell.release(full, alice.sessionId(), NAME, hold.token()).path("released").asBoolean()).isTrue();
+
+            hold.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
+            assertThat(hold.isValid()).isFalse();
+        } finally {
+            squatters.forEach(SseTestClient::close);
+        }
+    }
+
+    private static String randomSessionId() {
+        return String.format("%016x%016x", ThreadLocalRandom.current().nextLong(), ThreadLocalRandom.current().nextLong());
     }
 
     /**

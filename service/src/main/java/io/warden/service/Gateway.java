@@ -105,7 +105,13 @@ public final class Gateway implements AutoCloseable {
         this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
-        this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY);
+        this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY,
+                new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()));
+        WatchHub hub = this.watches;
+        io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, h -> h.watchCount() - h.sessionWatchCount())
+                .tag("pool", "names").description("watches of names and prefixes served (max-watches)").register(registry);
+        io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, WatchHub::sessionWatchCount)
+                .tag("pool", "sessions").description("watches of single sessions served (max-sessions-per-gateway)").register(registry);
         this.console = new ConsoleBridge(zk, warden, lister, sessions, clock, java.time.Clock.systemUTC(), gatewayId,
                 config.zkConnect(), leader::hasLeadership);
         WardenConsole pages = new WardenConsole(console, new ConsoleSettings(config.consoleAdminToken(),

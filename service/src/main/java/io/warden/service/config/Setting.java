@@ -75,7 +75,12 @@ enum Setting {
     WATCH_BUFFER_BYTES("watch-buffer-bytes", Kind.BYTES_OR_AUTO,
             "what all watch streams (GET /v1/watch) together may hold queued for slow clients, in bytes; past it the "
                     + "streams over their share are cut (clients resume). 0 = an eighth of the heap (-Xmx)",
-            WardenConfig::watchBufferBytes, (b, v) -> b.watchBufferBytes((Long) v));
+            WardenConfig::watchBufferBytes, (b, v) -> b.watchBufferBytes((Long) v)),
+    MAX_WATCHES("max-watches", Kind.POSITIVE_INT,
+            "watch streams (GET /v1/watch) of names and prefixes one gateway serves (429 past it); a session's own watch "
+                    + "(session_id= alone, what the Java client keeps while it holds locks) counts against "
+                    + "max-sessions-per-gateway instead, at most 4 per session",
+            WardenConfig::maxWatches, (b, v) -> b.maxWatches((Integer) v));
 
     /** Longest duration setting, one day: longer than any sensible timeout, far from overflowing anything. */
     static final long MAX_DURATION_MS = 86_400_000L;

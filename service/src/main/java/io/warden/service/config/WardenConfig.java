@@ -32,6 +32,8 @@ import java.time.Duration;
  * @param advertiseHost         the host other gateways reach this one at, or null to derive it
  * @param consoleAdminToken     the console's admin credential, or null for a read-only console
  * @param watchBufferBytes      what all watch streams together may hold queued, in bytes; 0 = an eighth of the heap
+ * @param maxWatches            watch streams ({@code GET /v1/watch}) of names or prefixes one gateway serves; a session's
+ *                              own watch ({@code session_id=} alone) counts against max-sessions-per-gateway instead
  */
 public record WardenConfig(
         String httpHost,
@@ -54,7 +56,8 @@ public record WardenConfig(
         String gatewayId,
         String advertiseHost,
         String consoleAdminToken,
-        long watchBufferBytes) {
+        long watchBufferBytes,
+        int maxWatches) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -67,7 +70,7 @@ public record WardenConfig(
                 + ", maxSessionsPerGateway=" + maxSessionsPerGateway + ", leaseNamespace=" + leaseNamespace
                 + ", drainTimeout=" + drainTimeout + ", maxBodyBytes=" + maxBodyBytes + ", gatewayId=" + gatewayId
                 + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)")
-                + ", watchBufferBytes=" + watchBufferBytes + "]";
+                + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + "]";
     }
 
     public static WardenConfig defaults() {
@@ -92,7 +95,8 @@ public record WardenConfig(
                 null,
                 null,
                 null,
-                0L);
+                0L,
+                10_000);
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -152,6 +156,7 @@ public record WardenConfig(
         private int maxBodyBytes;
         private String gatewayId;
         private long watchBufferBytes;
+        private int maxWatches;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -175,6 +180,7 @@ public record WardenConfig(
             advertiseHost = c.advertiseHost;
             consoleAdminToken = c.consoleAdminToken;
             watchBufferBytes = c.watchBufferBytes;
+            maxWatches = c.maxWatches;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -198,12 +204,13 @@ public record WardenConfig(
         public Builder advertiseHost(String v) { advertiseHost = v; return this; }
         public Builder consoleAdminToken(String v) { consoleAdminToken = v; return this; }
         public Builder watchBufferBytes(long v) { watchBufferBytes = v; return this; }
+        public Builder maxWatches(int v) { maxWatches = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
                     maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
-                    advertiseHost, consoleAdminToken, watchBufferBytes);
+                    advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches);
         }
     }
 }

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
+import java.util.TreeSet;
 
 /**
  * This gateway's copy of every lock queue in the cell, kept by the watch on {@code /locks}, and the events its changes
@@ -45,12 +46,23 @@ final class LockMirror {
     private final Map<String, Long> readAt = new HashMap<>();
     /** Sessions whose lock-delay record exists: their remaining nodes end their expiry when deleted. */
     private final Set<String> lockDelayed = new HashSet<>();
+    /**
+     * Per session, the locks where it has queue nodes, with how many: a session's RESYNC (its client's watch of its own
+     * holds, after a rebuild or past the history) costs that session's locks, not a walk of every lock. Kept from the
+     * events (QUEUED adds a node, RELEASED, CANCELLED and EXPIRED remove one), so it is exactly the queues' content.
+     * A value is the lock's name while the session has one node in all (the usual case, and no map to pay for: about
+     * 60 bytes per such session instead of 160), else a map of lock name to node count.
+     */
+    private final Map<String, Object> bySession = new HashMap<>();
+    /** Locks looked at by {@link #views} (tests: what a RESYNC costs). */
+    private long locksExamined;
 
     /** Replaces everything with a full read. */
     void load(Snapshot snapshot) {
         locks.clear();
         readAt.clear();
         lockDelayed.clear();
+        bySession.clear();
         lockDelayed.addAll(snapshot.lockDelayed());
         for (Map.Entry<String, LockRead> e : snapshot.locks().entrySet()) {
             readAt.put(e.getKey(), e.getValue().pzxid());
@@ -58,7 +70,10 @@ final class LockMirror {
                 continue;
             }
             MirroredLock lock = new MirroredLock(e.getKey());
-            e.getValue().nodes().forEach(lock::load);
+            for (MirroredLock.Node node : e.getValue().nodes()) {
+                lock.load(node);
+                index(node.sessionId(), e.getKey(), 1);
+            }
             locks.put(e.getKey(), lock);
         }
     }
@@ -92,8 +107,18 @@ final class LockMirror {
                 String client = session == null ? null : t.clientsByRequest.get(entry.id());
                 created.add(new MirroredLock.Node(entry, t.zxid, session, client));
             }
-            events.addAll(lock.apply(t.zxid, created, change.deleted(), n -> n.sessionId() != null
-                    && (t.expiring.contains(n.sessionId()) || lockDelayed.contains(n.sessionId()))));
+            List<WatchEvent> lockEvents = lock.apply(t.zxid, created, change.deleted(), n -> n.sessionId() != null
+                    && (t.expiring.contains(n.sessionId()) || lockDelayed.contains(n.sessionId())));
+            for (WatchEvent ev : lockEvents) {
+                switch (ev.type()) {
+                    case QUEUED -> index(ev.sessionId(), name, 1);
+                    case RELEASED, CANCELLED, EXPIRED -> index(ev.sessionId(), name, -1);
+                    default -> {
+                        // GRANTED: the node was there already
+                    }
+                }
+            }
+            events.addAll(lockEvents);
             if (lock.isEmpty()) {
                 locks.remove(name);
             }
@@ -104,23 +129,73 @@ final class LockMirror {
         return events;
     }
 
+    /** One more ({@code +1}) or one fewer ({@code -1}) queue node of {@code session} on {@code lock}. */
+    @SuppressWarnings("unchecked")
+    private void index(String session, String lock, int delta) {
+        if (session == null) {
+            return; // not Warden's node (a plain Curator client's)
+        }
+        Object own = bySession.get(session);
+        if (delta > 0) {
+            if (own == null) {
+                bySession.put(session, lock);
+                return;
+            }
+            Map<String, Integer> counts = own instanceof String one ? new HashMap<>(Map.of(one, 1)) : (Map<String, Integer>) own;
+            counts.merge(lock, 1, Integer::sum);
+            bySession.put(session, counts);
+            return;
+        }
+        if (own instanceof String one) {
+            if (one.equals(lock)) {
+                bySession.remove(session);
+            }
+        } else if (own != null) {
+            Map<String, Integer> counts = (Map<String, Integer>) own;
+            counts.computeIfPresent(lock, (k, n) -> n <= 1 ? null : n - 1);
+            if (counts.isEmpty()) {
+                bySession.remove(session);
+            }
+        }
+    }
+
+    /** The names of the locks where {@code session} has queue nodes. */
+    @SuppressWarnings("unchecked")
+    private Set<String> locksOf(String session) {
+        Object own = bySession.get(session);
+        return own == null ? Set.of() : own instanceof String one ? Set.of(one) : ((Map<String, Integer>) own).keySet();
+    }
+
     /** The state of the locks {@code filter} covers (a named lock also when free), sorted by name. */
     List<LockView> views(WatchFilter filter, long revision) {
         if (filter.name() != null) {
             MirroredLock l = locks.get(filter.name());
             if (filter.sessionId() != null) {
-                return l != null && l.involves(filter.sessionId()) ? List.of(l.view(revision, lockDelayed::contains)) : List.of();
+                boolean involved = locksOf(filter.sessionId()).contains(filter.name());
+                return l != null && involved ? List.of(l.view(revision, lockDelayed::contains)) : List.of();
             }
             return List.of(l != null ? l.view(revision, lockDelayed::contains)
                     : new LockView(filter.name(), LockView.LockMode.FREE, List.of(), List.of(), revision));
         }
         List<LockView> views = new ArrayList<>();
+        if (filter.sessionId() != null) {
+            // A session's own view: its locks only (bySession), however many locks the cell has.
+            for (String name : new TreeSet<>(locksOf(filter.sessionId()))) {
+                locksExamined++;
+                MirroredLock l = locks.get(name);
+                if (l != null && filter.matches(name)) {
+                    views.add(l.view(revision, lockDelayed::contains));
+                }
+            }
+            return views;
+        }
         String from = filter.rangeStart();
         for (Map.Entry<String, MirroredLock> e : locks.tailMap(from, true).entrySet()) {
             if (!e.getKey().startsWith(from)) {
                 break;
             }
-            if (filter.shows(e.getKey(), e.getValue())) {
+            locksExamined++;
+            if (filter.matches(e.getKey())) {
                 views.add(e.getValue().view(revision, lockDelayed::contains));
             }
         }
@@ -144,5 +219,14 @@ final class LockMirror {
 
     int lockCount() {
         return locks.size();
+    }
+
+    /** Sessions with at least one queue node (the size of the session index). */
+    int sessionCount() {
+        return bySession.size();
+    }
+
+    long locksExamined() {
+        return locksExamined;
     }
 }

@@ -115,16 +115,6 @@ final class MirroredLock {
     }
 
     /** The lock's state, as {@code GET /v1/locks/{name}} shows it; {@code lockDelayed} marks lock-delayed holds. */
-    /** Whether the session holds or waits here: O(nodes), without building a view. */
-    boolean involves(String sessionId) {
-        for (Node n : queue.values()) {
-            if (sessionId.equals(n.sessionId())) {
-                return true;
-            }
-        }
-        return false;
-    }
-
     LockView view(long revision, Predicate<String> lockDelayed) {
         List<Holder> holders = new ArrayList<>(holding);
         List<Waiter> waiters = new ArrayList<>(queue.size() - holding);

@@ -15,8 +15,8 @@ import java.util.function.Consumer;
  * stays correct. A session's filter without a name or prefix (the SDK's watch of its own holds, issue 10 finding 2)
  * is indexed by the session: an event costs the watches of its session, not every session's.
  *
- * <p>Concurrency: not thread-safe; confined to the watch hub's thread. Bounded by the open watches
- * ({@link WatchHub#MAX_WATCHES}).
+ * <p>Concurrency: not thread-safe; confined to the watch hub's thread. Bounded by the open watches (the hub's two
+ * pools, {@link WatchHub.Limits}).
  */
 final class SubscriberIndex<S> {
     private final Map<String, Set<S>> byName = new HashMap<>();

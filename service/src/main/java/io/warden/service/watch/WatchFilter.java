@@ -94,11 +94,6 @@ public record WatchFilter(String name, String prefix, String sessionId) {
         return matches(event.name()) && (sessionId == null || sessionId.equals(event.sessionId()));
     }
 
-    /** Whether a RESYNC shows this lock: it is covered and, with a session, that session holds or waits there. */
-    boolean shows(String lockName, MirroredLock lock) {
-        return matches(lockName) && (sessionId == null || lock.involves(sessionId));
-    }
-
     /**
      * Every lock this filter covers has a name starting with this string (the names that do are one range of a sorted
      * map): the name itself, the namespace followed by {@code /}, or the string prefix.

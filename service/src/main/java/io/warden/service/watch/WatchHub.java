@@ -12,8 +12,10 @@ import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Optional;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -43,13 +45,24 @@ import java.util.concurrent.atomic.AtomicLong;
  * <p>Concurrency: one thread ({@code warden-watch}) owns the mirror, the history, the index, the parked subscribers and
  * every {@link Sub}'s mutable fields; everything else hands it tasks. Sinks never block it (they queue, bounded).
  * {@link #subscribe} and {@link Sub#cancel} may be called from any thread. What bounds each collection: the index and
- * {@code parked}, {@link #MAX_WATCHES} (429 past it); the history, its capacity in events; {@code touched}, the
- * watches.
+ * {@code parked}, the two pools of watches (429 past either, {@link Limits}); {@code perSession}, the session pool;
+ * the history, its capacity in events; {@code touched}, the watches.
+ *
+ * <p>Two pools: watches of names and prefixes (the console, EventSources, {@code warden watch}) share
+ * {@link Limits#watches}; a session's own watch (any with {@code session_id=}, what the Java client keeps while it
+ * holds locks, issue 10 finding 2) counts against {@link Limits#sessionWatches} instead (max-sessions-per-gateway),
+ * at most {@link #WATCHES_PER_SESSION} per session. So a gateway's 10,000 watchers never lock its SDK sessions out of
+ * learning that their holds ended, and no one session takes more than a few slots of its pool.
  */
 public final class WatchHub implements WatchSource, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WatchHub.class);
     public static final int DEFAULT_HISTORY = 10_000;
     public static final int MAX_WATCHES = 10_000;
+    /**
+     * Session watches one session may have open at once on one gateway: its client keeps one, and a stream that broke
+     * stays counted until the gateway notices (at the latest at the next heartbeat, {@link #HEARTBEAT}).
+     */
+    public static final int WATCHES_PER_SESSION = 4;
     static final Duration HEARTBEAT = Duration.ofSeconds(15);
 
     private final ScheduledExecutorService thread;
@@ -57,7 +70,11 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     private final LockMirror mirror = new LockMirror();
     private final EventHistory history;
     private final LockFeed feed;
+    private final Limits limits;
     private final AtomicInteger watches = new AtomicInteger();
+    private final AtomicInteger sessionWatches = new AtomicInteger();
+    /** Open session watches per session; an entry lives while its count is above 0 (bounded by the session pool). */
+    private final Map<String, Integer> perSession = new ConcurrentHashMap<>();
     private final AtomicBoolean closed = new AtomicBoolean();
     private final CompletableFuture<Long> firstReady = new CompletableFuture<>();
     private volatile Clock.Cancellable heartbeatTimer;
@@ -74,13 +91,30 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     /** The revision the mirror is exact at: the ready revision or the last transaction applied since. */
     private long revision;
 
+    /**
+     * How many watches a gateway serves: {@code watches} of names and prefixes (max-watches), and {@code sessionWatches}
+     * of single sessions (max-sessions-per-gateway).
+     */
+    public record Limits(int watches, int sessionWatches) {
+        public static final Limits DEFAULT = new Limits(MAX_WATCHES, 100_000);
+    }
+
     public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity) {
-        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING);
+        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING, Limits.DEFAULT);
+    }
+
+    public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, Limits limits) {
+        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING, limits);
     }
 
     /** With the bound of notifications waiting for the hub's thread ({@code maxPending}; see {@link LockFeed}). */
     public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, int maxPending) {
+        this(zk, chroot, clock, gatewayId, historyCapacity, maxPending, Limits.DEFAULT);
+    }
+
+    private WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, int maxPending, Limits limits) {
         this.clock = clock;
+        this.limits = limits;
         this.history = new EventHistory(historyCapacity);
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "warden-watch");
@@ -115,16 +149,52 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         if (closed.get()) {
             throw WardenException.unavailable("this gateway is stopping; watch on another gateway", null);
         }
-        if (watches.incrementAndGet() > MAX_WATCHES) {
-            watches.decrementAndGet();
-            throw WardenException.exhausted("this gateway already serves " + MAX_WATCHES + " watches; watch on another gateway");
-        }
-        Sub sub = new Sub(filter, sinceRevision, sink);
+        String pool = filter.sessionId();
+        take(pool);
+        Sub sub = new Sub(filter, sinceRevision, sink, pool);
         if (!onHub(() -> activate(sub, false))) {
             sub.cancel();
             throw WardenException.unavailable("this gateway is stopping; watch on another gateway", null);
         }
         return sub;
+    }
+
+    /** Counts a new watch into its pool ({@code session} null: names and prefixes), or refuses it with 429. */
+    private void take(String session) {
+        if (session == null) {
+            if (watches.incrementAndGet() > limits.watches()) {
+                watches.decrementAndGet();
+                throw WardenException.exhausted("this gateway already serves " + limits.watches()
+                        + " watches of names and prefixes (max-watches); watch on another gateway");
+            }
+            return;
+        }
+        if (sessionWatches.incrementAndGet() > limits.sessionWatches()) {
+            sessionWatches.decrementAndGet();
+            throw WardenException.exhausted("this gateway already serves " + limits.sessionWatches()
+                    + " watches of single sessions (max-sessions-per-gateway); watch on another gateway");
+        }
+        boolean[] over = new boolean[1];
+        perSession.compute(session, (k, n) -> {
+            int count = n == null ? 0 : n;
+            over[0] = count >= WATCHES_PER_SESSION;
+            return over[0] ? n : count + 1;
+        });
+        if (over[0]) {
+            sessionWatches.decrementAndGet();
+            throw WardenException.exhausted("session " + session + " already has " + WATCHES_PER_SESSION
+                    + " watches of its own open on this gateway; close one first");
+        }
+    }
+
+    /** Counts a watch out of its pool. */
+    private void give(String session) {
+        if (session == null) {
+            watches.decrementAndGet();
+            return;
+        }
+        sessionWatches.decrementAndGet();
+        perSession.computeIfPresent(session, (k, n) -> n <= 1 ? null : n - 1);
     }
 
     /**
@@ -151,9 +221,14 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     public record CellCounts(long locks, long holds, long waiters) {
     }
 
-    /** Watches being served (for tests and metrics). */
+    /** Watches served now, both pools (tests and metrics). */
     public int watchCount() {
-        return watches.get();
+        return watches.get() + sessionWatches.get();
+    }
+
+    /** Watches of single sessions served now (their pool). */
+    public int sessionWatchCount() {
+        return sessionWatches.get();
     }
 
     /** What the fan-out has cost so far, in counts (tests and metrics). */
@@ -338,6 +413,8 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         final Long since;
         final WatchSink sink;
         final AtomicBoolean cancelled = new AtomicBoolean();
+        /** The session whose pool the watch counts in, or null for the pool of names and prefixes. */
+        final String pool;
         long after = Long.MIN_VALUE;
         boolean indexed;
         /** The batch being published and the indexes of its events this watch covers (publish's scratch). */
@@ -345,10 +422,11 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         private int[] picks = new int[4];
         private int pickCount;
 
-        Sub(WatchFilter filter, Long since, WatchSink sink) {
+        Sub(WatchFilter filter, Long since, WatchSink sink, String pool) {
             this.filter = filter;
             this.since = since;
             this.sink = sink;
+            this.pool = pool;
         }
 
         void pick(EventBatch batch, int index, List<Sub> touched) {
@@ -389,7 +467,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         /** Counts the watch out once; true the first time. */
         boolean release() {
             if (cancelled.compareAndSet(false, true)) {
-                watches.decrementAndGet();
+                give(pool);
                 return true;
             }
             return false;

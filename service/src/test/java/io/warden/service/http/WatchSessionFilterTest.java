@@ -6,6 +6,8 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.warden.service.Gateway;
 import io.warden.service.support.SseTestClient;
 import io.warden.service.support.WardenFixture;
+import io.warden.service.watch.WatchHub;
+import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -109,5 +111,35 @@ class WatchSessionFilterTest {
         HttpTestClient.Reply none = http.get("/v1/watch");
         assertThat(none.status()).isEqualTo(400);
         assertThat(none.text()).contains("session_id");
+    }
+
+    /**
+     * A session's own watches have a pool of their own (max-sessions-per-gateway, not max-watches) and at most
+     * {@link WatchHub#WATCHES_PER_SESSION} per session: one client cannot take the pool, and past the cap it gets a
+     * 429 problem document that says why, while another session's watch is still served.
+     */
+    @Test
+    void aSessionsOwnWatches_areCappedPerSession_withA429ThatSaysWhy() {
+        String alice = openSession("alice");
+        int before = gateway.watches().sessionWatchCount();
+        List<SseTestClient> open = new ArrayList<>();
+        try {
+            for (int i = 0; i < WatchHub.WATCHES_PER_SESSION; i++) {
+                open.add(SseTestClient.watch(gateway.httpPort(), "?session_id=" + alice));
+            }
+            assertThat(gateway.watches().sessionWatchCount()).isEqualTo(before + WatchHub.WATCHES_PER_SESSION);
+            try (SseTestClient refused = SseTestClient.open(gateway.httpPort(), "?session_id=" + alice)) {
+                assertThat(refused.status()).isEqualTo(429);
+                assertThat(refused.contentType()).startsWith("application/problem+json");
+                JsonNode problem = refused.next().data();
+                assertThat(problem.path("code").asText()).isEqualTo("RESOURCE_EXHAUSTED");
+                assertThat(problem.path("detail").asText()).contains(alice).contains("already has " + WatchHub.WATCHES_PER_SESSION);
+            }
+            try (SseTestClient bobs = SseTestClient.watch(gateway.httpPort(), "?session_id=" + openSession("bob"))) {
+                assertThat(bobs.status()).isEqualTo(200);
+            }
+        } finally {
+            open.forEach(SseTestClient::close);
+        }
     }
 }

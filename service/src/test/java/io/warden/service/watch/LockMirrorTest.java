@@ -123,6 +123,64 @@ class LockMirrorTest {
         assertThat(perChange).as("bytes allocated per change").isLessThan(20_000);
     }
 
+    /** A transaction at {@code zxid} that creates one node on {@code lock} for {@code session}. */
+    private static Transaction create(long zxid, String lock, QueueEntry e, String session) {
+        Transaction t = new Transaction(zxid);
+        t.queueNodeCreated(lock, e);
+        t.sessionsByRequest.put(e.id(), session);
+        return t;
+    }
+
+    private static Transaction delete(long zxid, String lock, QueueEntry e) {
+        Transaction t = new Transaction(zxid);
+        t.queueNodeDeleted(lock, e);
+        return t;
+    }
+
+    /**
+     * A session's RESYNC (its Java client's watch of its own holds, after a rebuild or a resume past the history) costs
+     * that session's locks, not the cell's: with 10,000 locks of other sessions, the view of a session with three looks
+     * at three. Before, it walked every lock and each one's queue (at 200,000 locks and thousands of SDK sessions
+     * resuming after a rebuild, minutes of the hub's one thread). The index follows releases, cancels and rebuilds.
+     */
+    @Test
+    void aSessionsView_looksAtItsOwnLocksOnly_andFollowsItsQueueNodes() {
+        LockMirror m = new LockMirror();
+        long zxid = 1;
+        for (int i = 0; i < 10_000; i++) {
+            m.apply(create(zxid++, "big/l" + i, entry("o" + i, Mode.EXCLUSIVE, 0), "other" + i));
+        }
+        QueueEntry own1 = entry("m1", Mode.EXCLUSIVE, 0);
+        QueueEntry own2 = entry("m2", Mode.SHARED, 0);
+        QueueEntry wait = entry("m3", Mode.EXCLUSIVE, 1);
+        m.apply(create(zxid++, "a/x", own1, "me"));
+        m.apply(create(zxid++, "z/y", own2, "me"));
+        m.apply(create(zxid++, "big/l5", wait, "me"));
+        WatchFilter mine = WatchFilter.of(null, null, "me");
+
+        long before = m.locksExamined();
+        List<io.warden.service.api.LockView> views = m.views(mine, zxid);
+        assertThat(views).extracting(io.warden.service.api.LockView::name).containsExactly("a/x", "big/l5", "z/y");
+        assertThat(m.locksExamined() - before).as("locks looked at for the session's view").isEqualTo(3);
+        assertThat(m.views(WatchFilter.of(null, "big", "me"), zxid)).extracting(io.warden.service.api.LockView::name)
+                .containsExactly("big/l5");
+        assertThat(m.views(WatchFilter.of("z/y", null, "me"), zxid)).hasSize(1);
+        assertThat(m.views(WatchFilter.of("big/l6", null, "me"), zxid)).isEmpty();
+
+        m.apply(delete(zxid++, "a/x", own1));   // released
+        m.apply(delete(zxid++, "big/l5", wait)); // cancelled
+        assertThat(m.views(mine, zxid)).extracting(io.warden.service.api.LockView::name).containsExactly("z/y");
+        m.apply(delete(zxid++, "z/y", own2));
+        assertThat(m.views(mine, zxid)).isEmpty();
+        assertThat(m.sessionCount()).as("sessions indexed: the others only").isEqualTo(10_000);
+
+        // a rebuild indexes what it reads
+        m.load(new LockMirror.Snapshot(Map.of("r/one", new LockMirror.LockRead(zxid,
+                List.of(new MirroredLock.Node(own1, zxid, "me", "client-me")))), Set.of()));
+        assertThat(m.views(mine, zxid)).extracting(io.warden.service.api.LockView::name).containsExactly("r/one");
+        assertThat(m.sessionCount()).isEqualTo(1);
+    }
+
     @Test
     void afterARebuild_olderChangesAreIgnored() {
         LockMirror m = new LockMirror();
