@@ -209,6 +209,7 @@ public final class Gateway implements AutoCloseable {
         http.start(config.httpHost(), config.httpPort());
         advertise();
         log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {})", gatewayId, http.port(), config.zkConnect(), config.chroot());
+        TestFault.warnIfActive(gatewayId);
     }
 
     /**

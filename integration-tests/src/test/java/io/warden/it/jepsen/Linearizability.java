@@ -61,11 +61,28 @@ public final class Linearizability {
     private Linearizability() {
     }
 
-    /** Checks each key's operations alone; results in key order of first appearance. */
+    /** The key of an operation that belongs to every key's history (the end of a session ends all its holds). */
+    public static final String EVERY_KEY = "*";
+
+    /**
+     * Checks each key's operations alone, with the operations of {@link #EVERY_KEY} of the sessions that act on it;
+     * results in key order of first appearance.
+     */
     public static <S> List<Result> checkPerKey(Model<S> model, List<Op> history, long maxSteps) {
         Map<String, List<Op>> byKey = new LinkedHashMap<>();
+        List<Op> everywhere = new ArrayList<>();
         for (Op op : history) {
-            byKey.computeIfAbsent(op.key(), k -> new ArrayList<>()).add(op);
+            if (EVERY_KEY.equals(op.key())) {
+                everywhere.add(op);
+            } else {
+                byKey.computeIfAbsent(op.key(), k -> new ArrayList<>()).add(op);
+            }
+        }
+        for (List<Op> ops : byKey.values()) {
+            // only the ends of sessions that act on this key can change its state
+            Set<String> sessions = new HashSet<>();
+            ops.forEach(o -> sessions.add(o.session()));
+            everywhere.stream().filter(o -> sessions.contains(o.session())).forEach(ops::add);
         }
         List<Result> results = new ArrayList<>();
         byKey.forEach((key, ops) -> results.add(check(model, key, ops, maxSteps)));

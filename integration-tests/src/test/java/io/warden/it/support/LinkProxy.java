@@ -23,6 +23,10 @@ import java.util.concurrent.LinkedBlockingQueue;
  *   lowered), so the receiver sees the same stream, late: a lagging follower.</li>
  *   <li>{@link #blackhole()}: bytes in both directions are dropped, sockets stay open (a one-sided partition as a
  *   firewall makes it); {@link #heal()} ends it and closes the starved connections so their ends reconnect.</li>
+ *   <li>{@link #dropReplies()}: requests go through, replies are dropped (lost replies: the target acts, the caller
+ *   never hears); {@link #heal()} ends it likewise.</li>
+ *   <li>{@link #reset()}: closes every connection now (both ends see it at once); new ones are made as usual.</li>
+ *   <li>{@link #retarget(int)}: new connections go to another port (a process restarted elsewhere).</li>
  * </ul>
  * "Upstream" is from the side that connects to the proxy towards the target; "downstream" is the replies.
  *
@@ -30,13 +34,16 @@ import java.util.concurrent.LinkedBlockingQueue;
  * and a writer thread that sends each when its time comes. The fault settings are volatile and read per chunk.
  */
 public final class LinkProxy implements AutoCloseable {
+    /** How long a new connection waits for its target to listen before it is closed. */
+    static final Duration CONNECT_PATIENCE = Duration.ofSeconds(3);
     private final String name;
-    private final int targetPort;
+    private volatile int targetPort;
     private final ServerSocket listener;
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile long upstreamDelayNanos;
     private volatile long downstreamDelayNanos;
     private volatile boolean blackholed;
+    private volatile boolean repliesDropped;
     private volatile boolean closed;
 
     public LinkProxy(String name, int targetPort) {
@@ -75,10 +82,34 @@ public final class LinkProxy implements AutoCloseable {
         blackholed = true;
     }
 
-    /** Ends a black hole (closing the connections that lost bytes) and every delay. */
+    /** Drops every byte towards the connecting side (the target's replies) from now on; requests still arrive. */
+    public void dropReplies() {
+        repliesDropped = true;
+    }
+
+    /** Closes every open connection through the proxy. */
+    public void reset() {
+        for (Socket s : sockets) {
+            closeQuietly(s);
+        }
+        sockets.clear();
+    }
+
+    /** New connections go to {@code port} from now on; open ones stay where they are. */
+    public void retarget(int port) {
+        targetPort = port;
+    }
+
+    /** Whether any fault is on (a black hole, dropped replies or a delay). */
+    public boolean faulty() {
+        return blackholed || repliesDropped || upstreamDelayNanos != 0 || downstreamDelayNanos != 0;
+    }
+
+    /** Ends a black hole or dropped replies (closing the connections that lost bytes) and every delay. */
     public void heal() {
-        if (blackholed) {
+        if (blackholed || repliesDropped) {
             blackholed = false;
+            repliesDropped = false;
             for (Socket s : sockets) {
                 closeQuietly(s);
             }
@@ -101,6 +132,21 @@ public final class LinkProxy implements AutoCloseable {
             } catch (IOException e) {
                 return;
             }
+            Thread connect = new Thread(() -> connect(client), "link-proxy-" + name + "-connect");
+            connect.setDaemon(true);
+            connect.start();
+        }
+    }
+
+    /**
+     * Connects an accepted connection to the target. A target that is not listening yet (a ZooKeeper server that is
+     * about to lead) is tried again for up to {@link #CONNECT_PATIENCE}, the accepted side waiting meanwhile: a caller
+     * without the proxy would have been refused and tried again, and one that is accepted then closed at once (an EOF
+     * straight after connecting) gives up sooner than it should — a follower goes back to electing, over and over.
+     */
+    private void connect(Socket client) {
+        long until = System.nanoTime() + CONNECT_PATIENCE.toNanos();
+        while (!closed) {
             try {
                 Socket server = new Socket(LoopbackPorts.HOST, targetPort);
                 client.setTcpNoDelay(true);
@@ -109,10 +155,16 @@ public final class LinkProxy implements AutoCloseable {
                 sockets.add(server);
                 pump(client, server, true);
                 pump(server, client, false);
+                return;
             } catch (IOException e) {
-                closeQuietly(client);
+                if (System.nanoTime() - until > 0 || client.isClosed()) {
+                    closeQuietly(client);
+                    return;
+                }
+                Await.sleepQuietly(Duration.ofMillis(50));
             }
         }
+        closeQuietly(client);
     }
 
     private record Chunk(long dueNanos, byte[] bytes) {
@@ -128,7 +180,7 @@ public final class LinkProxy implements AutoCloseable {
             try (InputStream in = from.getInputStream()) {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
-                    if (blackholed) {
+                    if (blackholed || (!upstream && repliesDropped)) {
                         continue;
                     }
                     long delay = upstream ? upstreamDelayNanos : downstreamDelayNanos;
@@ -151,7 +203,7 @@ public final class LinkProxy implements AutoCloseable {
                     if (wait > 0) {
                         Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
                     }
-                    if (!blackholed) {
+                    if (!blackholed && (upstream || !repliesDropped)) {
                         out.write(chunk.bytes);
                         out.flush();
                     }
@@ -163,6 +215,8 @@ public final class LinkProxy implements AutoCloseable {
             } finally {
                 closeQuietly(from);
                 closeQuietly(to);
+                sockets.remove(from);
+                sockets.remove(to);
             }
         }, "link-proxy-" + name + "-" + direction + "-write");
         reader.setDaemon(true);

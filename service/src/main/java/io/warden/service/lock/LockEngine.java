@@ -1,5 +1,6 @@
 package io.warden.service.lock;
 
+import io.warden.service.TestFault;
 import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.AcquireResult;
 import io.warden.service.api.AcquireResult.Status;
@@ -340,7 +341,7 @@ public final class LockEngine {
                     w.tooMany = true;
                 }
             }
-            if (q.holds(i)) {
+            if (q.holds(i) || TestFault.active(TestFault.GRANT_WITHOUT_CHECK)) {
                 if (w.state.compareAndSet(Waiting.WAITING, Waiting.DONE)) {
                     grant(w, q, cs.stat());
                 }

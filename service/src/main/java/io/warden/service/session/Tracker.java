@@ -1,5 +1,6 @@
 package io.warden.service.session;
 
+import io.warden.service.TestFault;
 import io.warden.service.api.WardenException;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.time.Clock;
@@ -103,7 +104,7 @@ final class Tracker {
         synchronized (t) {
             t.ttlMs = rec.ttlMs();
             t.version = Math.max(t.version, version);
-            t.deadline = Math.max(t.deadline, now + Duration.ofMillis(rec.ttlMs()).toNanos() + extraNanos);
+            t.deadline = Math.max(t.deadline, now + ttlNanos(rec.ttlMs()) + extraNanos);
             if (t.timer == null && t.expiring == null) {
                 t.timer = clock.schedule(Duration.ofNanos(t.deadline - now), () -> checkDeadline(t));
             }
@@ -240,7 +241,7 @@ final class Tracker {
         for (TrackedSession t : tracked.values()) {
             synchronized (t) {
                 if (!t.gone && t.expiring == null) {
-                    t.deadline = Math.max(t.deadline, now + Duration.ofMillis(t.ttlMs).toNanos());
+                    t.deadline = Math.max(t.deadline, now + ttlNanos(t.ttlMs));
                 }
             }
         }
@@ -271,7 +272,7 @@ final class Tracker {
                                 return CompletableFuture.completedFuture(Ack.RETRY);
                             }
                             // Accepted now. A TTL change counts as a heartbeat at once; its new TTL applies once written.
-                            t.deadline = now + Duration.ofMillis(t.ttlMs).toNanos();
+                            t.deadline = now + ttlNanos(t.ttlMs);
                             if (newTtlMs == null || newTtlMs == t.ttlMs) {
                                 return CompletableFuture.completedFuture(new Ack(t.ttlMs));
                             }
@@ -321,7 +322,7 @@ final class Tracker {
                         if (now - sent > vouching.boundNanos()) {
                             return CompletableFuture.completedFuture(Ack.RETRY); // written, but too long ago to vouch
                         }
-                        t.deadline = now + Duration.ofMillis(ttl).toNanos();
+                        t.deadline = now + ttlNanos(ttl);
                         return CompletableFuture.completedFuture(new Ack(ttl));
                     }
                 }
@@ -341,6 +342,12 @@ final class Tracker {
             }
             throw Zk.translate(err);
         });
+    }
+
+    /** A TTL in nanoseconds (halved only under the proof suite's deliberate bug, {@link TestFault#EXPIRE_AT_HALF_TTL}). */
+    private static long ttlNanos(long ttlMs) {
+        long nanos = Duration.ofMillis(ttlMs).toNanos();
+        return TestFault.active(TestFault.EXPIRE_AT_HALF_TTL) ? nanos / 2 : nanos;
     }
 
     // ------------------------------------------------------------------ expiry

@@ -1,0 +1,62 @@
+package io.warden.it.jepsen;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+
+/**
+ * The proof suite's short form (issue 11), run by {@code mvn verify}: a fixed seed and a random one (printed, and in
+ * the report: {@code -Djepsen.seed=N} runs it again), every nemesis, against the gateways as built; then each checker
+ * shown failing against gateways with a deliberate bug ({@code -Dwarden.test.fault}). Reports in
+ * {@code integration-tests/target/it-logs/jepsen-*}/report.md.
+ */
+@Timeout(value = 6, unit = TimeUnit.MINUTES)
+class JepsenIT {
+    private static final long TTL_MS = 3000;
+
+    private static ProofRun.Plan plan(String run, long seed, int seconds, List<Nemesis.Kind> nemeses, String fault) {
+        return new ProofRun.Plan(run, seed, Duration.ofSeconds(seconds), nemeses, fault, TTL_MS, 6, 3);
+    }
+
+    private static void assertClean(ProofRun.Outcome o) {
+        assertThat(o.violations()).as("mutex violations; report %s", o.report()).isEmpty();
+        assertThat(o.mutex()).as("locks checked").isNotEmpty();
+        assertThat(o.earlyExpiries()).as("early expiries; report %s", o.report()).isEmpty();
+        assertThat(o.history().stream().filter(op -> op.outcome() == Op.Outcome.GRANTED).count())
+                .as("grants in the run").isGreaterThan(20);
+    }
+
+    @Test
+    void fixedSeed_everyNemesis_noViolation() throws Exception {
+        assertClean(ProofRun.run(plan("jepsen-fixed", 42, 50, ProofRun.every(), null)));
+    }
+
+    @Test
+    void randomSeed_everyNemesis_noViolation() throws Exception {
+        long seed = Long.getLong("jepsen.seed", System.nanoTime() & 0xffffffffL);
+        System.out.println("JepsenIT random seed: " + seed + " (again: -Djepsen.seed=" + seed + ")");
+        assertClean(ProofRun.run(plan("jepsen-random", seed, 50, ProofRun.every(), null)));
+    }
+
+    /** The mutex checker, shown failing: gateways that grant without the exclusivity check. */
+    @Test
+    void grantWithoutCheck_isCaughtByTheMutexChecker() throws Exception {
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-grant", 7, 15, List.of(), "GRANT_WITHOUT_CHECK"));
+        assertThat(o.violations()).as("report %s", o.report()).isNotEmpty();
+    }
+
+    /**
+     * The expiry checker, shown failing: gateways that expire a session at half its TTL, while the workload's JVM is
+     * paused for three quarters of it (a correct gateway keeps those sessions).
+     */
+    @Test
+    void expireAtHalfTtl_isCaughtByTheExpiryChecker() throws Exception {
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-expiry", 7, 20, List.of(Nemesis.Kind.SHORT_CLIENT_PAUSE),
+                "EXPIRE_AT_HALF_TTL"));
+        assertThat(o.earlyExpiries()).as("report %s", o.report()).isNotEmpty();
+    }
+}

@@ -1,0 +1,320 @@
+package io.warden.it.jepsen;
+
+import io.warden.it.support.Await;
+import io.warden.it.support.WardenClient;
+import io.warden.it.support.WardenClient.ProblemException;
+import io.warden.it.support.WardenClient.SessionNotFoundException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import java.util.UUID;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * The mutex workload of the proof suite, as its own JVM (so a nemesis can SIGSTOP it past its sessions' TTL): threads
+ * that open a session over plain HTTP, take one of a few EXCLUSIVE locks (waiting a random while), hold it briefly and
+ * release it by its token, and record every call as an {@link Op} with {@code System.nanoTime()} around it. Each
+ * session's keepalives run on a scheduler every third of its TTL; the send time of the latest one acknowledged is
+ * what bounds its expiry from below.
+ *
+ * <p>What is recorded: an acquire is GRANTED (with its token), NOT_GRANTED (timed out, refused, or the session was
+ * gone) or UNKNOWN (no gateway answered within the retry budget: it may be queued or granted); a release RELEASED,
+ * NOT_RELEASED, or UNKNOWN when no answer came, or when it said false after an attempt whose reply was lost (that
+ * attempt may have released it). After an UNKNOWN the thread closes its session and opens another, so whatever the
+ * lost call did ends with the session. Every session ends in one END operation, written at the end of the run:
+ * from the earliest moment it may have ended (its close was sent, or its last acknowledged keepalive's send time plus
+ * its TTL) to the first moment a gateway said it was gone (404) — or never, if none did. A session seen gone before it
+ * could legally have expired is an early expiry: reported in the history's {@code early-expiries} file and counted
+ * by the checker, as the contract's §2.3 is broken.
+ *
+ * <p>Usage: {@code MutexWorkload --gateways URL,URL --threads N --locks K --seconds S --ttl-ms T --seed X --out DIR
+ * --name PREFIX}. Writes {@code DIR/history-PREFIX.jsonl}; exit 0 when the run ended as planned.
+ *
+ * <p>Concurrency: each worker thread owns its sessions' use; a {@link Tracked} session's times are written by its
+ * worker and the keepalive scheduler and are atomic or guarded by the instance; ops go to a concurrent list.
+ */
+public final class MutexWorkload {
+    /** One client per worker thread, each preferring gateway {@code thread mod gateways}: two gateways race. */
+    private final List<WardenClient> clients;
+    /** The end of the run's client (its last look at sessions whose end was not seen). */
+    private final WardenClient client;
+    private final int locks;
+    private final long ttlMs;
+    private final String name;
+    private final Random seeds;
+    private final ConcurrentLinkedQueue<Op> ops = new ConcurrentLinkedQueue<>();
+    private final AtomicInteger nextId = new AtomicInteger();
+    private final Map<String, Tracked> sessions = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService keepalives = Executors.newScheduledThreadPool(2, r -> {
+        Thread t = new Thread(r, "keepalive");
+        t.setDaemon(true);
+        return t;
+    });
+
+    /** One session of this run: when it may have ended at the earliest, and when a gateway first said it was gone. */
+    static final class Tracked {
+        final String id;
+        final long ttlNanos;
+        /** The client of the worker that opened it: its keepalives go the same way as its calls. */
+        final WardenClient client;
+        private long lastAckedCall;
+        private long closeSent = Long.MAX_VALUE;
+        private long goneSeen = Long.MAX_VALUE;
+
+        Tracked(String id, long ttlMs, long openCall, WardenClient client) {
+            this.id = id;
+            this.client = client;
+            this.ttlNanos = TimeUnit.MILLISECONDS.toNanos(ttlMs);
+            this.lastAckedCall = openCall;
+        }
+
+        synchronized void acked(long call) {
+            lastAckedCall = Math.max(lastAckedCall, call);
+        }
+
+        synchronized void closing(long call) {
+            closeSent = Math.min(closeSent, call);
+        }
+
+        synchronized void gone(long seen) {
+            goneSeen = Math.min(goneSeen, seen);
+        }
+
+        synchronized boolean isGone() {
+            return goneSeen != Long.MAX_VALUE;
+        }
+
+        /** The earliest moment the session may legally have ended. */
+        synchronized long earliestEnd() {
+            return Math.min(closeSent, lastAckedCall + ttlNanos);
+        }
+
+        synchronized long goneSeen() {
+            return goneSeen;
+        }
+    }
+
+    MutexWorkload(List<WardenClient> clients, int locks, long ttlMs, String name, long seed) {
+        this.clients = List.copyOf(clients);
+        this.client = clients.get(0);
+        this.locks = locks;
+        this.ttlMs = ttlMs;
+        this.name = name;
+        this.seeds = new Random(seed);
+    }
+
+    public static void main(String[] args) throws Exception {
+        Map<String, String> a = new java.util.HashMap<>();
+        for (int i = 0; i + 1 < args.length; i += 2) {
+            a.put(args[i].replaceFirst("^--", ""), args[i + 1]);
+        }
+        List<URI> gateways = Arrays.stream(a.get("gateways").split(",")).map(URI::create).toList();
+        HttpClient http = WardenClient.newHttpClient();
+        int threads = Integer.parseInt(a.get("threads"));
+        List<WardenClient> clients = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            clients.add(new WardenClient(http, gateways, i, Duration.ofSeconds(8)));
+        }
+        MutexWorkload w = new MutexWorkload(clients, Integer.parseInt(a.get("locks")), Long.parseLong(a.get("ttl-ms")),
+                a.get("name"), Long.parseLong(a.get("seed")));
+        Path out = Path.of(a.get("out"));
+        w.run(threads, Duration.ofSeconds(Long.parseLong(a.get("seconds"))));
+        List<String> early = w.finish();
+        List<Op> ops = new ArrayList<>(w.ops);
+        ops.sort(java.util.Comparator.comparingInt(Op::id));
+        History.write(out.resolve("history-" + w.name + ".jsonl"), ops);
+        java.nio.file.Files.write(out.resolve("early-expiries-" + w.name + ".txt"), early);
+        System.out.printf("workload %s: %d operations, %d sessions, %d early expiries%n", w.name, w.ops.size(),
+                w.sessions.size(), early.size());
+        System.exit(0);
+    }
+
+    void run(int threads, Duration duration) throws InterruptedException {
+        long until = System.nanoTime() + duration.toNanos();
+        List<Thread> workers = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            long seed = seeds.nextLong();
+            String process = name + "-" + i;
+            WardenClient mine = clients.get(i % clients.size());
+            Thread t = new Thread(() -> worker(process, mine, new Random(seed), until), process);
+            workers.add(t);
+            t.start();
+        }
+        for (Thread t : workers) {
+            t.join();
+        }
+    }
+
+    private void worker(String process, WardenClient client, Random rnd, long until) {
+        Tracked session = null;
+        while (System.nanoTime() - until < 0) {
+            if (session == null || session.isGone()) {
+                session = open(process, client);
+                if (session == null) {
+                    Await.sleepQuietly(Duration.ofMillis(200));
+                    continue;
+                }
+            }
+            String lock = "jepsen/l" + rnd.nextInt(locks);
+            long waitMs = rnd.nextInt(4) == 0 ? 0 : rnd.nextInt(1500);
+            long call = System.nanoTime();
+            Op.Outcome outcome;
+            long token = 0;
+            long ret;
+            try {
+                WardenClient.Acquired acquired = client.acquire(session.id, lock, "EXCLUSIVE", waitMs,
+                        "r-" + UUID.randomUUID(), "CANCEL");
+                ret = System.nanoTime();
+                if (acquired.granted()) {
+                    outcome = Op.Outcome.GRANTED;
+                    token = acquired.token();
+                } else {
+                    outcome = Op.Outcome.NOT_GRANTED;
+                }
+            } catch (SessionNotFoundException e) {
+                ret = System.nanoTime();
+                session.gone(ret);
+                outcome = Op.Outcome.NOT_GRANTED;
+            } catch (ProblemException e) {
+                ret = System.nanoTime();
+                outcome = Op.Outcome.NOT_GRANTED; // a 4xx verdict: nothing was done
+            } catch (RuntimeException e) {
+                record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER);
+                abandon(session);
+                session = null;
+                continue;
+            }
+            record(process, lock, Op.Kind.ACQUIRE, session.id, token, outcome, call, ret);
+            if (outcome != Op.Outcome.GRANTED) {
+                continue;
+            }
+            Await.sleepQuietly(Duration.ofMillis(rnd.nextInt(200)));
+            if (!release(process, client, session, lock, token)) {
+                abandon(session);
+                session = null;
+            }
+        }
+        if (session != null) {
+            abandon(session);
+        }
+    }
+
+    /** Releases by token; false when the outcome is unknown (the caller then gives up the session). */
+    private boolean release(String process, WardenClient client, Tracked session, String lock, long token) {
+        long call = System.nanoTime();
+        try {
+            WardenClient.Released r = client.release(session.id, lock, token);
+            long ret = System.nanoTime();
+            if (!r.released() && r.ambiguous()) {
+                record(process, lock, Op.Kind.RELEASE, session.id, token, Op.Outcome.UNKNOWN, call, Op.NEVER);
+                return false;
+            }
+            record(process, lock, Op.Kind.RELEASE, session.id, token,
+                    r.released() ? Op.Outcome.RELEASED : Op.Outcome.NOT_RELEASED, call, ret);
+            return true;
+        } catch (SessionNotFoundException e) {
+            long ret = System.nanoTime();
+            session.gone(ret);
+            record(process, lock, Op.Kind.RELEASE, session.id, token, Op.Outcome.NOT_RELEASED, call, ret);
+            return true;
+        } catch (RuntimeException e) {
+            record(process, lock, Op.Kind.RELEASE, session.id, token, Op.Outcome.UNKNOWN, call, Op.NEVER);
+            return false;
+        }
+    }
+
+    private Tracked open(String process, WardenClient client) {
+        long call = System.nanoTime();
+        try {
+            WardenClient.Session s = client.openSession(process, ttlMs);
+            Tracked t = new Tracked(s.id(), s.ttlMs(), call, client);
+            sessions.put(t.id, t);
+            long every = Math.max(100, s.ttlMs() / 3);
+            keepalives.schedule(() -> keepalive(t, every), every, TimeUnit.MILLISECONDS);
+            return t;
+        } catch (RuntimeException e) {
+            return null; // no gateway, or refused: try again soon (an open that did happen expires unused)
+        }
+    }
+
+    private void keepalive(Tracked t, long everyMs) {
+        if (t.isGone()) {
+            return;
+        }
+        long call = System.nanoTime();
+        try {
+            t.client.keepalive(t.id);
+            t.acked(call);
+        } catch (SessionNotFoundException e) {
+            t.gone(System.nanoTime());
+            return;
+        } catch (RuntimeException e) {
+            // unknown: it may have been accepted, which only makes a legal expiry later
+        }
+        keepalives.schedule(() -> keepalive(t, everyMs), everyMs, TimeUnit.MILLISECONDS);
+    }
+
+    /** Closes the session (whatever an unknown call left behind ends with it), or learns that it is gone. */
+    private void abandon(Tracked t) {
+        long call = System.nanoTime();
+        t.closing(call);
+        try {
+            t.client.closeSession(t.id);
+            t.gone(System.nanoTime());
+        } catch (SessionNotFoundException e) {
+            t.gone(System.nanoTime());
+        } catch (RuntimeException e) {
+            // not closed now: it expires, and finish() looks again
+        }
+    }
+
+    /** Ends every session and writes its END; returns the early expiries seen (contract §2.3), one line each. */
+    List<String> finish() {
+        keepalives.shutdownNow();
+        List<String> early = new ArrayList<>();
+        for (Tracked t : sessions.values()) {
+            if (!t.isGone()) {
+                abandon(t);
+            }
+            if (!t.isGone()) {
+                // a gateway may answer again: look a few times (an expiry needs its TTL, and maybe an adoption)
+                for (int i = 0; i < 20 && !t.isGone(); i++) {
+                    try {
+                        client.session(t.id);
+                        abandon(t);
+                    } catch (SessionNotFoundException e) {
+                        t.gone(System.nanoTime());
+                    } catch (RuntimeException e) {
+                        Await.sleepQuietly(Duration.ofMillis(500));
+                    }
+                }
+            }
+            long earliest = t.earliestEnd();
+            long seen = t.goneSeen();
+            if (seen < earliest) {
+                early.add("session " + t.id + " was gone " + TimeUnit.NANOSECONDS.toMillis(earliest - seen)
+                        + " ms before it could legally have expired (ttl " + TimeUnit.NANOSECONDS.toMillis(t.ttlNanos) + " ms)");
+                record("end", "*", Op.Kind.END, t.id, 0, Op.Outcome.ENDED, seen, seen);
+            } else {
+                record("end", "*", Op.Kind.END, t.id, 0, Op.Outcome.ENDED, earliest, seen == Long.MAX_VALUE ? Op.NEVER : seen);
+            }
+        }
+        return early;
+    }
+
+    private void record(String process, String key, Op.Kind kind, String session, long token, Op.Outcome outcome,
+                        long call, long ret) {
+        ops.add(new Op(nextId.getAndIncrement(), process, key, kind, session, token, outcome, call, ret));
+    }
+}

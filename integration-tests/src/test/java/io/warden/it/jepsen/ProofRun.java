@@ -1,0 +1,138 @@
+package io.warden.it.jepsen;
+
+import io.warden.it.support.ChildProcess;
+import io.warden.it.support.JavaLauncher;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+
+/**
+ * One run of the proof suite: a {@link JepsenCell}, the {@link MutexWorkload} in its own JVM, the {@link Nemesis}
+ * from a seed, then the checkers over the history, and a report ({@code report.md} beside the history and the logs in
+ * {@code target/it-logs/<run>/}).
+ *
+ * <p>Checkers: <b>mutex</b>, each lock's history linearizable against the {@link FencedMutex} (two holders at once, a
+ * token that does not grow, a wrong {@code released}, a hold that ended before its session could have expired, all
+ * show here); <b>no early expiry</b>, no session seen gone before its last acknowledged keepalive's send time plus its
+ * TTL (contract §2.3).
+ *
+ * <p>Concurrency: driven by the test thread; the nemesis runs on its own thread.
+ */
+final class ProofRun {
+    /** What a run is given. {@code fault}: a deliberate bug of the gateways ({@code TestFault}), or null. */
+    record Plan(String run, long seed, Duration duration, List<Nemesis.Kind> nemeses, String fault, long ttlMs,
+                int threads, int locks) {
+    }
+
+    /** What a run found. */
+    record Outcome(Plan plan, List<Op> history, List<Linearizability.Result> mutex, List<String> earlyExpiries,
+                   List<Nemesis.Fault> faults, Path report) {
+        List<Linearizability.Result> violations() {
+            return mutex.stream().filter(r -> !r.ok()).toList();
+        }
+
+        boolean clean() {
+            return mutex.stream().allMatch(Linearizability.Result::ok) && earlyExpiries.isEmpty();
+        }
+    }
+
+    private ProofRun() {
+    }
+
+    static Outcome run(Plan plan) throws Exception {
+        try (JepsenCell cell = JepsenCell.start(plan.run(), 2, plan.fault())) {
+            JavaLauncher launcher = cell.launcher;
+            Path dir = launcher.logDir();
+            List<String> args = List.of("--gateways", cell.endpoints().stream().map(Object::toString).collect(Collectors.joining(",")),
+                    "--threads", Integer.toString(plan.threads()), "--locks", Integer.toString(plan.locks()),
+                    "--seconds", Long.toString(plan.duration().toSeconds()), "--ttl-ms", Long.toString(plan.ttlMs()),
+                    "--seed", Long.toString(plan.seed()), "--out", dir.toString(), "--name", "w1");
+            long start = System.nanoTime();
+            ChildProcess workload = launcher.startMain("workload-w1", List.of("-Xmx256m",
+                    "-Dlogback.configurationFile=" + launcher.logbackConfig("WARN")), MutexWorkload.class.getName(), args);
+            // faults stop 5 s before the workload does: the cell heals and the last operations come through
+            Nemesis nemesis = new Nemesis(cell, plan.seed(), plan.nemeses(), plan.ttlMs(), () -> List.of(workload),
+                    start + plan.duration().toNanos() - TimeUnit.SECONDS.toNanos(5));
+            Thread nemesisThread = new Thread(nemesis, "nemesis");
+            nemesisThread.setDaemon(true);
+            nemesisThread.start();
+            nemesisThread.join(plan.duration().toMillis() + 120_000);
+            if (nemesis.failure().isPresent()) {
+                throw new AssertionError("the nemesis failed (the cell did not recover?)", nemesis.failure().get());
+            }
+            if (!workload.awaitExit(plan.duration().plusSeconds(120)) || workload.exitValue() != 0) {
+                throw new AssertionError("the workload did not finish; log " + workload.log() + ":\n" + workload.logTail(40));
+            }
+            List<Op> history = History.read(dir.resolve("history-w1.jsonl"));
+            List<String> early = Files.readAllLines(dir.resolve("early-expiries-w1.txt"));
+            List<Linearizability.Result> mutex = Linearizability.checkPerKey(new FencedMutex(), history, 20_000_000);
+            Path report = dir.resolve("report.md");
+            Outcome outcome = new Outcome(plan, history, mutex, early, List.copyOf(nemesis.faults), report);
+            Timeline.render(outcome, start, dir.resolve("timeline.png"));
+            Files.writeString(report, report(outcome, start));
+            return outcome;
+        }
+    }
+
+    private static String report(Outcome o, long start) {
+        Plan p = o.plan();
+        StringBuilder b = new StringBuilder();
+        b.append("# Proof run `").append(p.run()).append("`\n\n");
+        b.append("Seed **").append(p.seed()).append("** (the same seed injects the same faults with the same pauses), ")
+                .append(p.duration().toSeconds()).append(" s, ").append(p.threads()).append(" client threads on ")
+                .append(p.locks()).append(" locks, session TTL ").append(p.ttlMs()).append(" ms, gateways' ZooKeeper session ")
+                .append(JepsenCell.ZK_SESSION_TIMEOUT_MS).append(" ms");
+        if (p.fault() != null) {
+            b.append(", **gateways built with the deliberate bug ").append(p.fault()).append("**");
+        }
+        b.append(".\n\n![timeline](timeline.png)\n\n## Verdicts\n\n| checker | verdict | detail |\n|---|---|---|\n");
+        long bad = o.mutex().stream().filter(r -> r.verdict() == Linearizability.Verdict.VIOLATION).count();
+        long unknown = o.mutex().stream().filter(r -> r.verdict() == Linearizability.Verdict.UNKNOWN).count();
+        b.append("| mutex (linearizable per lock, fenced-mutex model) | ").append(bad == 0 && unknown == 0 ? "ok" : bad > 0 ? "**VIOLATION**" : "unknown")
+                .append(" | ").append(o.mutex().size()).append(" locks, ").append(bad).append(" violating, ")
+                .append(unknown).append(" past the search budget |\n");
+        b.append("| no early expiry | ").append(o.earlyExpiries().isEmpty() ? "ok" : "**VIOLATION**").append(" | ")
+                .append(o.earlyExpiries().size()).append(" sessions seen gone before their TTL ran out |\n");
+        Map<Op.Kind, Map<Op.Outcome, Long>> counts = new EnumMap<>(Op.Kind.class);
+        for (Op op : o.history()) {
+            counts.computeIfAbsent(op.kind(), k -> new EnumMap<>(Op.Outcome.class)).merge(op.outcome(), 1L, Long::sum);
+        }
+        b.append("\n## Operations\n\n").append(o.history().size()).append(" in all: ").append(counts).append("\n");
+        b.append("\n## Faults\n\n| from s | to s | fault | on |\n|---:|---:|---|---|\n");
+        for (Nemesis.Fault f : o.faults()) {
+            b.append(String.format("| %.1f | %.1f | %s | %s |%n", (f.start() - start) / 1e9, (f.end() - start) / 1e9, f.kind(), f.target()));
+        }
+        if (!o.clean()) {
+            b.append("\n## Violations\n\n```\n");
+            o.violations().forEach(r -> b.append(rebase(r.toString(), start)).append("\n"));
+            o.earlyExpiries().forEach(line -> b.append(line).append("\n"));
+            b.append("```\n");
+        }
+        return b.toString();
+    }
+
+    /** Times in a violation's text are nanoTime values; the report keeps them (the history has the same). */
+    private static String rebase(String text, long start) {
+        return text + "\n  (times are System.nanoTime(); the run started at " + start + ")";
+    }
+
+    static void write(Path file, String text) {
+        try {
+            Files.writeString(file, text);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
+    static List<Nemesis.Kind> every() {
+        return Nemesis.every();
+    }
+}

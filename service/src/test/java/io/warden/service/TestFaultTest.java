@@ -1,0 +1,20 @@
+package io.warden.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import org.junit.jupiter.api.Test;
+
+/** The proof suite's deliberate bugs are off unless the JVM names one (issue 11). */
+class TestFaultTest {
+    @Test
+    void offUnlessTheSystemPropertyNamesOne() {
+        assertThat(System.getProperty(TestFault.PROPERTY)).isNull();
+        assertThat(TestFault.ACTIVE).isEqualTo(TestFault.NONE);
+        assertThat(TestFault.parse(null)).isEqualTo(TestFault.NONE);
+        assertThat(TestFault.parse(" ")).isEqualTo(TestFault.NONE);
+        assertThat(TestFault.parse("GRANT_WITHOUT_CHECK")).isEqualTo(TestFault.GRANT_WITHOUT_CHECK);
+        assertThat(TestFault.parse("EXPIRE_AT_HALF_TTL")).isEqualTo(TestFault.EXPIRE_AT_HALF_TTL);
+        assertThatThrownBy(() -> TestFault.parse("grant")).isInstanceOf(IllegalArgumentException.class);
+    }
+}
