@@ -388,6 +388,11 @@ public final class Gateway implements AutoCloseable {
         return gatewayId;
     }
 
+    /** This gateway's session manager (tests in its package reach the tracker through it). */
+    public SessionManager sessionManager() {
+        return sessions;
+    }
+
     public Warden warden() {
         return warden;
     }

@@ -93,6 +93,8 @@ final class ProofRun {
         if (p.fault() != null) {
             b.append(", **gateways built with the deliberate bug ").append(p.fault()).append("**");
         }
+        b.append(". Gateways: `").append(io.warden.it.support.GatewayProcess.serviceJar()).append("` (built ")
+                .append(io.warden.it.support.GatewayProcess.serviceJarTime()).append(")");
         b.append(".\n\n![timeline](timeline.png)\n\n## Verdicts\n\n| checker | verdict | detail |\n|---|---|---|\n");
         long bad = o.mutex().stream().filter(r -> r.verdict() == Linearizability.Verdict.VIOLATION).count();
         long unknown = o.mutex().stream().filter(r -> r.verdict() == Linearizability.Verdict.UNKNOWN).count();
@@ -106,9 +108,23 @@ final class ProofRun {
             counts.computeIfAbsent(op.kind(), k -> new EnumMap<>(Op.Outcome.class)).merge(op.outcome(), 1L, Long::sum);
         }
         b.append("\n## Operations\n\n").append(o.history().size()).append(" in all: ").append(counts).append("\n");
-        b.append("\n## Faults\n\n| from s | to s | fault | on |\n|---:|---:|---|---|\n");
+        b.append("\n## Faults\n\nRecovery: from the fault's end (healed, restarted or resumed) to the first grant answered "
+                + "after it.\n\n| from s | to s | fault | on | recovery s |\n|---:|---:|---|---|---:|\n");
+        Map<Nemesis.Kind, List<Double>> recoveries = new EnumMap<>(Nemesis.Kind.class);
         for (Nemesis.Fault f : o.faults()) {
-            b.append(String.format("| %.1f | %.1f | %s | %s |%n", (f.start() - start) / 1e9, (f.end() - start) / 1e9, f.kind(), f.target()));
+            double recovery = recovery(o.history(), f.end());
+            recoveries.computeIfAbsent(f.kind(), k -> new ArrayList<>()).add(recovery);
+            b.append(String.format("| %.1f | %.1f | %s | %s | %s |%n", (f.start() - start) / 1e9, (f.end() - start) / 1e9,
+                    f.kind(), f.target(), Double.isNaN(recovery) ? "none" : String.format("%.2f", recovery)));
+        }
+        if (!recoveries.isEmpty()) {
+            b.append("\n| fault | times | recovery s, median | recovery s, most |\n|---|---:|---:|---:|\n");
+            recoveries.forEach((kind, list) -> {
+                List<Double> sorted = list.stream().filter(d -> !Double.isNaN(d)).sorted().toList();
+                b.append(String.format("| %s | %d | %s | %s |%n", kind, list.size(),
+                        sorted.isEmpty() ? "none" : String.format("%.2f", sorted.get(sorted.size() / 2)),
+                        sorted.isEmpty() ? "none" : String.format("%.2f", sorted.get(sorted.size() - 1))));
+            });
         }
         if (!o.clean()) {
             b.append("\n## Violations\n\n```\n");
@@ -117,6 +133,17 @@ final class ProofRun {
             b.append("```\n");
         }
         return b.toString();
+    }
+
+    /** Seconds from {@code end} to the first grant answered after it; NaN when none came. */
+    static double recovery(List<Op> history, long end) {
+        long first = Long.MAX_VALUE;
+        for (Op op : history) {
+            if (op.outcome() == Op.Outcome.GRANTED && op.ret() > end) {
+                first = Math.min(first, op.ret());
+            }
+        }
+        return first == Long.MAX_VALUE ? Double.NaN : (first - end) / 1e9;
     }
 
     /** Times in a violation's text are nanoTime values; the report keeps them (the history has the same). */

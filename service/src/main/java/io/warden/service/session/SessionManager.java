@@ -210,6 +210,11 @@ public final class SessionManager {
         }).thenCompose(f -> f);
     }
 
+    /** The tracker of this gateway's sessions (tests). */
+    Tracker tracker() {
+        return tracker;
+    }
+
     /**
      * Makes this gateway track the session (compare-and-set of the record's owner) with TTL + B: the gateway that
      * tracked it may have acknowledged a keepalive up to B before it could no longer vouch (see {@link Vouching}).

@@ -82,6 +82,11 @@ final class Tracker {
         return vouching;
     }
 
+    /** The expiry of this tracker's sessions (tests). */
+    SessionExpiry expiry() {
+        return expiry;
+    }
+
     TrackedSession get(String id) {
         return tracked.get(id);
     }

@@ -75,6 +75,42 @@ class SessionTrustTest {
     }
 
     /**
+     * Found by the proof suite (issue 11: JepsenIT, random seed 4167334835, a ZooKeeper leader isolated while clients
+     * kept their sessions alive through a load balancer). G1's expiry of a session started just as G2 took it over, so
+     * it failed on the record's version; before it re-read the record, a keepalive at G1 took the session back, under
+     * a new tracking with a fresh TTL + B. The re-read found G1 named as the owner, took the new version and expired
+     * the session 0.2 s after acknowledging that keepalive: 2.3 s before its TTL could have run out. An expiry belongs
+     * to the tracking it started in; once that ended, the tracking that replaced it decides.
+     */
+    @Test
+    void aStaleExpiry_ofATrackingThatEnded_neverExpiresTheSessionTakenBackUnderANewOne() throws Exception {
+        Gateway g1 = fx.gateway();
+        Gateway g2 = fx.gateway();
+        String s = session(g1.warden(), "alice", TTL);
+        Tracker tracker = g1.sessionManager().tracker();
+        TrackedSession stale = tracker.get(s);
+        assertThat(stale).isNotNull();
+
+        assertThat(g2.warden().keepalive(s, null).join()).as("G2 takes the session over").isEqualTo(TTL);
+        await("G1 notices the takeover", () -> tracker.get(s) == null);
+        assertThat(g1.warden().keepalive(s, null).join()).as("G1 takes it back").isEqualTo(TTL);
+        TrackedSession fresh = tracker.get(s);
+        assertThat(fresh).isNotNull().isNotSameAs(stale);
+
+        // The stale tracking's expiry, as if it had been under way all along (its version is the one before G2's).
+        CompletableFuture<Boolean> expiring = new CompletableFuture<>();
+        synchronized (stale) {
+            stale.expiring = expiring;
+        }
+        tracker.expiry().run(stale);
+        assertThat(expiring.get(10, TimeUnit.SECONDS)).as("the stale expiry expired the session").isFalse();
+
+        assertThat(exists(s)).as("the session G1 took back with a fresh TTL").isTrue();
+        assertThat(tracker.get(s)).isSameAs(fresh);
+        assertThat(g1.warden().keepalive(s, null).join()).isEqualTo(TTL);
+    }
+
+    /**
      * Finding 1. G1 tracks the session and is then cut off from ZooKeeper (black-holed: its sockets stay open, so for
      * a while it does not know). One keepalive lands at G2, which takes the session over. Later keepalives go to G1
      * again. Before the fix G1 answered them from memory, and G2 expired the session at takeover + TTL, seconds before
