@@ -57,7 +57,11 @@ public final class MutexWorkload {
     private final ConcurrentLinkedQueue<Op> ops = new ConcurrentLinkedQueue<>();
     private final AtomicInteger nextId = new AtomicInteger();
     private final Map<String, Tracked> sessions = new ConcurrentHashMap<>();
-    private final ScheduledExecutorService keepalives = Executors.newScheduledThreadPool(2, r -> {
+    /**
+     * Keepalives, each a blocking call with retries: enough threads that one stuck on an unreachable gateway does not
+     * hold up the others' (with two, a ten-minute run saw sessions expire for keepalives never sent).
+     */
+    private final ScheduledExecutorService keepalives = Executors.newScheduledThreadPool(16, r -> {
         Thread t = new Thread(r, "keepalive");
         t.setDaemon(true);
         return t;

@@ -158,9 +158,13 @@ final class RequestEnds {
             if (Zk.code(err) == Code.NONODE) {
                 if (Zk.MultiFailure.maybeApplied(err)) {
                     // The connection dropped under the multi and Curator sent it again: the first attempt may have
-                    // been applied and lost its reply. We saw this request's node a moment ago; if it is gone now,
-                    // this call is what removed it (a regression found by WholeSystemFaultIT on a leader kill).
-                    return zk.exists(nodePath).thenApply(stat -> stat == null);
+                    // been applied and lost its reply (a regression found by WholeSystemFaultIT on a leader kill).
+                    // The node being gone does not say who removed it: a release that went by an old hint, long
+                    // after the session's expiry had removed the node, answered released:true (found by the proof
+                    // suite, ProofSoakIT seed 20261202). Only this request's record as a tombstone says the first
+                    // attempt was applied: the same multi tombstoned it, and an expiry or close deletes records.
+                    String record = CellPaths.sessionRequest(sessionId, uuid);
+                    return zk.exists(record).thenApply(stat -> stat != null && stat.getVersion() == Tombstones.TOMBSTONE_VERSION);
                 }
                 return CompletableFuture.completedFuture(false);
             }

@@ -75,6 +75,37 @@ class SessionTrustTest {
     }
 
     /**
+     * Found by the proof suite (issue 11: ProofSoakIT, seed 20261202, ten minutes of every nemesis). A session expired
+     * while its client still held a lock; ten seconds later the client's release reached the gateway that had granted
+     * it, whose hint named the queue node, so the release went straight to its multi. That multi's connection dropped
+     * (a fault elsewhere) and Curator sent it again; the second attempt's NONODE was taken for the first attempt's
+     * success ("we saw the node a moment ago"), and the release answered released:true for a grant the expiry had
+     * ended long before. Only the request's own tombstone says that a release removed the node.
+     */
+    @Test
+    void aReleaseSentAgainAfterAConnectionLoss_ofAGrantEndedElsewhere_isNotReported_released() {
+        Gateway g1 = fx.gateway(viaProxy(fx.config()));
+        Gateway g2 = fx.gateway();
+        String s = session(g1.warden(), "alice", TTL);
+        AcquireResult held = join(g1.warden().acquire(exclusive(s, "release/lost", 0)));
+        assertThat(held.status()).isEqualTo(Status.GRANTED);
+        // the session ends at another gateway (as its expiry there would), removing the grant with it
+        g2.warden().closeSession(s).join();
+        assertThat(exists(s)).isFalse();
+
+        proxy.cutAfterNext(ZkCutProxy.MULTI, 1, s);
+        Boolean released;
+        try {
+            released = g1.warden().release(s, LockName.parse("release/lost"), held.token()).join();
+        } catch (java.util.concurrent.CompletionException e) {
+            assertThat(code(e)).as("a release of a gone session").isEqualTo(WardenException.ErrorCode.SESSION_NOT_FOUND);
+            released = false;
+        }
+        assertThat(proxy.hasCut()).as("the release's multi lost its connection").isTrue();
+        assertThat(released).as("released, for a grant the session's end had removed").isFalse();
+    }
+
+    /**
      * Found by the proof suite (issue 11: JepsenIT, random seed 4167334835, a ZooKeeper leader isolated while clients
      * kept their sessions alive through a load balancer). G1's expiry of a session started just as G2 took it over, so
      * it failed on the record's version; before it re-read the record, a keepalive at G1 took the session back, under
