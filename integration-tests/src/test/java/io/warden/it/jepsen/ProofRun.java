@@ -2,8 +2,6 @@ package io.warden.it.jepsen;
 
 import io.warden.it.support.ChildProcess;
 import io.warden.it.support.JavaLauncher;
-import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -149,14 +147,6 @@ final class ProofRun {
     /** Times in a violation's text are nanoTime values; the report keeps them (the history has the same). */
     private static String rebase(String text, long start) {
         return text + "\n  (times are System.nanoTime(); the run started at " + start + ")";
-    }
-
-    static void write(Path file, String text) {
-        try {
-            Files.writeString(file, text);
-        } catch (IOException e) {
-            throw new UncheckedIOException(e);
-        }
     }
 
     static List<Nemesis.Kind> every() {
