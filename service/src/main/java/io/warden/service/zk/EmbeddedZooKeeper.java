@@ -11,9 +11,12 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.zookeeper.server.ContainerManager;
-import org.apache.zookeeper.server.DatadirCleanupManager;
+import org.apache.zookeeper.server.PurgeTxnLog;
 import org.apache.zookeeper.server.RequestProcessor;
 import org.apache.zookeeper.server.ServerCnxnFactory;
 import org.apache.zookeeper.server.ZooKeeperServer;
@@ -30,7 +33,9 @@ import org.slf4j.LoggerFactory;
  *   <li>Data: snapshots and transaction logs under {@code <dataDir>/zookeeper} (ZooKeeper adds {@code version-2/});
  *       a restart on the same directory finds every node again. A lock file there stops a second process (or a
  *       second instance in this process) from using the same directory. The three newest snapshots are kept;
- *       older ones and their logs are purged hourly.</li>
+ *       older ones and their logs are purged at start and hourly, on a thread of this server's that {@link #close()}
+ *       waits for (ZooKeeper's own {@code DatadirCleanupManager} runs its purge on a timer it does not wait for, and
+ *       a purge still running after close re-creates {@code version-2/} in a directory being deleted).</li>
  *   <li>Network: listens on {@code 127.0.0.1:<port>} only; port 0 picks a free port, see {@link #port()} and
  *       {@link #connectString()}. No limit on connections per host (every client is local). No AdminServer
  *       (ZooKeeper's is built on Jetty 9, which would clash with Javalin's Jetty 12 on the classpath).</li>
@@ -58,7 +63,8 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
     private static final int TICK_TIME_MS = 2000;
     private static final int CONTAINER_MAX_DELETES_PER_MINUTE = 10_000;
     private static final int SNAPSHOTS_KEPT = 3;
-    private static final int PURGE_INTERVAL_HOURS = 1;
+    private static final Duration PURGE_INTERVAL = Duration.ofHours(1);
+    private static final Duration PURGE_STOP_PATIENCE = Duration.ofSeconds(30);
     private static final String LOCK_FILE = "warden-embedded.lock";
 
     private final Path directory;
@@ -67,12 +73,12 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
     private final FileTxnSnapLog txnLog;
     private final ServerCnxnFactory factory;
     private final ContainerManager containers;
-    private final DatadirCleanupManager purger;
+    private final ScheduledExecutorService purger;
     private final int port;
     private final AtomicBoolean closed = new AtomicBoolean();
 
     private EmbeddedZooKeeper(Path directory, FileChannel lockChannel, FileLock lock, FileTxnSnapLog txnLog,
-            ServerCnxnFactory factory, ContainerManager containers, DatadirCleanupManager purger) {
+            ServerCnxnFactory factory, ContainerManager containers, ScheduledExecutorService purger) {
         this.directory = directory;
         this.lockChannel = lockChannel;
         this.lock = lock;
@@ -99,6 +105,12 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
      *                     used (missing permissions, in use by another server) or the port cannot be bound
      */
     public static EmbeddedZooKeeper start(Path dataDir, int port, Duration containerCheckInterval) throws IOException {
+        return start(dataDir, port, containerCheckInterval, PURGE_INTERVAL);
+    }
+
+    /** As {@link #start(Path, int, Duration)}, purging old snapshots every {@code purgeInterval} (tests). */
+    static EmbeddedZooKeeper start(Path dataDir, int port, Duration containerCheckInterval, Duration purgeInterval)
+            throws IOException {
         if (port < 0 || port > 65_535) {
             throw new IllegalArgumentException("port must be 0-65535, was " + port);
         }
@@ -119,7 +131,7 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
         FileTxnSnapLog txnLog = null;
         ServerCnxnFactory factory = null;
         ContainerManager containers = null;
-        DatadirCleanupManager purger = null;
+        ScheduledExecutorService purger = null;
         try {
             try {
                 lock = lockChannel.tryLock();
@@ -148,9 +160,15 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
             containers = new ContainerManager(server.getZKDatabase(), server.firstProcessor(),
                     (int) containerCheckInterval.toMillis(), CONTAINER_MAX_DELETES_PER_MINUTE, 0);
             containers.start();
-            purger = new DatadirCleanupManager(directory.toFile(), directory.toFile(), SNAPSHOTS_KEPT,
-                    PURGE_INTERVAL_HOURS);
-            purger.start();
+            purge(directory);
+            purger = Executors.newSingleThreadScheduledExecutor(task -> {
+                Thread thread = new Thread(task, "warden-zk-purge");
+                thread.setDaemon(true);
+                return thread;
+            });
+            Path purged = directory;
+            purger.scheduleWithFixedDelay(() -> purge(purged), purgeInterval.toMillis(), purgeInterval.toMillis(),
+                    TimeUnit.MILLISECONDS);
 
             EmbeddedZooKeeper zk = new EmbeddedZooKeeper(directory, lockChannel, lock, txnLog, factory, containers,
                     purger);
@@ -197,13 +215,27 @@ public final class EmbeddedZooKeeper implements AutoCloseable {
     }
 
     /** Stops whatever was started, in reverse order; every failure is added to {@code primary}, none thrown. */
-    private static void stopQuietly(Throwable primary, ContainerManager containers, DatadirCleanupManager purger,
+    /** Keeps the {@value #SNAPSHOTS_KEPT} newest snapshots and the logs they need; a failure is logged, not thrown. */
+    private static void purge(Path directory) {
+        try {
+            PurgeTxnLog.purge(directory.toFile(), directory.toFile(), SNAPSHOTS_KEPT);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("purging old snapshots in {} failed; will try again in {}", directory, PURGE_INTERVAL, e);
+        }
+    }
+
+    private static void stopQuietly(Throwable primary, ContainerManager containers, ScheduledExecutorService purger,
             ServerCnxnFactory factory, FileTxnSnapLog txnLog, FileLock lock, FileChannel lockChannel) {
         if (containers != null) {
             attempt(primary, containers::stop);
         }
         if (purger != null) {
-            attempt(primary, purger::shutdown);
+            attempt(primary, () -> {
+                purger.shutdownNow();
+                if (!purger.awaitTermination(PURGE_STOP_PATIENCE.toMillis(), TimeUnit.MILLISECONDS)) {
+                    throw new IllegalStateException("a snapshot purge still runs after " + PURGE_STOP_PATIENCE);
+                }
+            });
         }
         if (factory != null) {
             // Also shuts the ZooKeeperServer down (sessions, request processors, database).
