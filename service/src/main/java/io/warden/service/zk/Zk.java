@@ -31,12 +31,21 @@ import java.util.function.Function;
 public final class Zk {
     private final CuratorFramework client;
     private final WardenMetrics metrics;
-    /** Counts connection losses (SUSPENDED and LOST); see {@link MultiFailure#maybeApplied()}. */
+    /**
+     * Counts connection losses (SUSPENDED and LOST) and operations Curator is about to send again; see
+     * {@link MultiFailure#maybeApplied()}. The retries are counted by the retry policy, on the thread that decides the
+     * retry and before the operation is queued again, so a retried operation's reply always sees the count moved.
+     * The state listener alone was not enough: Curator runs it on a thread of its own, which may not have heard of a
+     * loss by the time the retried operation's reply comes back (found by ProofSoakIT, seed 7: {@code released:false}
+     * for a release that had been applied; {@code LostReplyTest.release_whoseReplyIsLost_answersReleased_evenWhile*}).
+     */
     private final java.util.concurrent.atomic.AtomicLong disconnects = new java.util.concurrent.atomic.AtomicLong();
 
     public Zk(CuratorFramework client, WardenMetrics metrics) {
         this.client = client;
         this.metrics = metrics;
+        org.apache.curator.RetryPolicy retries = client.getZookeeperClient().getRetryPolicy();
+        client.getZookeeperClient().setRetryPolicy(new CountingRetries(retries, disconnects));
         client.getConnectionStateListenable().addListener((c, state) -> {
             if (!state.isConnected()) {
                 disconnects.incrementAndGet();
@@ -279,6 +288,24 @@ public final class Zk {
         return new IllegalStateException(c);
     }
 
+    /** The client's retry policy, counting each retry it allows before Curator sends the operation again. */
+    private record CountingRetries(org.apache.curator.RetryPolicy delegate, java.util.concurrent.atomic.AtomicLong count)
+            implements org.apache.curator.RetryPolicy {
+        @Override
+        public boolean allowRetry(int retryCount, long elapsedTimeMs, org.apache.curator.RetrySleeper sleeper) {
+            if (delegate.allowRetry(retryCount, elapsedTimeMs, sleeper)) {
+                count.incrementAndGet();
+                return true;
+            }
+            return false;
+        }
+
+        @Override
+        public boolean allowRetry(Throwable exception) {
+            return delegate.allowRetry(exception);
+        }
+    }
+
     public record ChildrenAndStat(List<String> children, Stat stat) {
     }
 
@@ -299,8 +326,9 @@ public final class Zk {
         }
 
         /**
-         * True when the connection was lost while the multi was under way. Curator then sends it again, so a failure
-         * such as NONODE may be the answer to the second attempt after the first was applied (its reply was lost).
+         * True when the connection was lost, or Curator sent an operation again, while the multi was under way. A
+         * failure such as NONODE may then be the answer to a second attempt after the first was applied (its reply was
+         * lost). Conservative: any loss or retry in the meantime counts, so callers check what the first attempt did.
          */
         public boolean maybeApplied() {
             return maybeApplied;
