@@ -13,12 +13,16 @@ import org.slf4j.LoggerFactory;
  *   (breaks contract §2.1; the mutex checker must see two holders).</li>
  *   <li>{@link #EXPIRE_AT_HALF_TTL}: a tracked session's deadline is half its TTL after its last keepalive (breaks
  *   §2.3; the expiry checker must see an early expiry).</li>
+ *   <li>{@link #TOKEN_OF_LOCK}: a grant's token is the lock node's zxid instead of its queue node's, so holders one
+ *   after another share a token while the lock node lives (breaks §2.2, fencing; a release by that token finds the
+ *   session's own node on the lock). The fenced counter's checker must see a lost increment: a holder whose session
+ *   expired under it writes with a token its successor's reads did not supersede.</li>
  * </ul>
  *
  * <p>Concurrency: immutable; {@link #ACTIVE} is read once, when the class loads.
  */
 public enum TestFault {
-    NONE, GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL;
+    NONE, GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK;
 
     public static final String PROPERTY = "warden.test.fault";
     /** The fault this JVM runs with: {@link #NONE} unless the system property names another. */

@@ -15,6 +15,7 @@ class TestFaultTest {
         assertThat(TestFault.parse(" ")).isEqualTo(TestFault.NONE);
         assertThat(TestFault.parse("GRANT_WITHOUT_CHECK")).isEqualTo(TestFault.GRANT_WITHOUT_CHECK);
         assertThat(TestFault.parse("EXPIRE_AT_HALF_TTL")).isEqualTo(TestFault.EXPIRE_AT_HALF_TTL);
+        assertThat(TestFault.parse("TOKEN_OF_LOCK")).isEqualTo(TestFault.TOKEN_OF_LOCK);
         assertThatThrownBy(() -> TestFault.parse("grant")).isInstanceOf(IllegalArgumentException.class);
     }
 }

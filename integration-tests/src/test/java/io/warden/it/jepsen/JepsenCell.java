@@ -132,14 +132,33 @@ final class JepsenCell implements AutoCloseable {
         }
     }
 
-    /** Server {@code s} cut from the other servers' quorum links, both ways (a minority of one, or the leader). */
+    /**
+     * Server {@code s} cut from the other servers' quorum and election links, both ways (a minority of one, or the
+     * leader: the others elect a new one while it still runs).
+     */
     void isolateServer(int s) {
         for (int o = 0; o < zk.size(); o++) {
             if (o != s) {
-                zk.quorumLink(s, o).blackhole();
-                zk.quorumLink(o, s).blackhole();
+                cutServerLink(s, o);
+                cutServerLink(o, s);
             }
         }
+    }
+
+    /** Every server cut from every other: no side has a majority, so the ensemble serves nobody until it heals. */
+    void splitEveryServer() {
+        for (int a = 0; a < zk.size(); a++) {
+            for (int b = 0; b < zk.size(); b++) {
+                if (a != b) {
+                    cutServerLink(a, b);
+                }
+            }
+        }
+    }
+
+    private void cutServerLink(int from, int to) {
+        zk.quorumLink(from, to).blackhole();
+        zk.electionLink(from, to).blackhole();
     }
 
     void healQuorumLinks() {
@@ -147,9 +166,19 @@ final class JepsenCell implements AutoCloseable {
             for (int b = 0; b < zk.size(); b++) {
                 if (a != b) {
                     zk.quorumLink(a, b).heal();
+                    zk.electionLink(a, b).heal();
                 }
             }
         }
+    }
+
+    /** Gateway {@code g} stopped as an operator stops it (SIGTERM: it drains and hands its sessions on), then started. */
+    synchronized void restartGatewayGracefully(int g) {
+        gateways[g].terminate();
+        if (!gateways[g].process().awaitExit(Duration.ofSeconds(30))) {
+            throw new IllegalStateException("gateway " + gateways[g].gatewayId() + " did not stop within 30 s of SIGTERM");
+        }
+        restartGateway(g);
     }
 
     /** Waits until ZooKeeper has a quorum and every gateway is ready again. */

@@ -56,7 +56,15 @@ public final class MutexWorkload {
     private final Random seeds;
     private final ConcurrentLinkedQueue<Op> ops = new ConcurrentLinkedQueue<>();
     private final AtomicInteger nextId = new AtomicInteger();
+    /** Sessions let lapse while they wait (see {@link #worker}). */
+    private final AtomicInteger lapses = new AtomicInteger();
+    /** Holders that stalled past their TTL before writing (see {@link #worker}). */
+    private final AtomicInteger stalls = new AtomicInteger();
+    /** Of the lapsed waiters, the ones whose acquire was answered 404: the session expired while the request was queued. */
+    private final AtomicInteger lapsedWhileQueued = new AtomicInteger();
     private final Map<String, Tracked> sessions = new ConcurrentHashMap<>();
+    /** The fenced counter of each lock (see {@link FencedRegister}), incremented under the lock. */
+    private final Map<String, FencedRegister> counters = new ConcurrentHashMap<>();
     /**
      * Keepalives, each a blocking call with retries: enough threads that one stuck on an unreachable gateway does not
      * hold up the others' (with two, a ten-minute run saw sessions expire for keepalives never sent).
@@ -78,6 +86,8 @@ public final class MutexWorkload {
         private long lastAckedCall;
         private long closeSent = Long.MAX_VALUE;
         private long goneSeen = Long.MAX_VALUE;
+        /** Set when its keepalives are to stop, so that it expires (while queued, as a rule: see {@link #worker}). */
+        volatile boolean lapsing;
 
         Tracked(String id, long ttlMs, long openCall, WardenClient client, boolean balanced) {
             this.id = id;
@@ -143,8 +153,13 @@ public final class MutexWorkload {
         ops.sort(java.util.Comparator.comparingInt(Op::id));
         History.write(out.resolve("history-" + w.name + ".jsonl"), ops);
         java.nio.file.Files.write(out.resolve("early-expiries-" + w.name + ".txt"), early);
-        System.out.printf("workload %s: %d operations, %d sessions, %d early expiries%n", w.name, w.ops.size(),
-                w.sessions.size(), early.size());
+        Map<String, FencedRegister.Summary> counted = new java.util.TreeMap<>();
+        w.counters.forEach((lock, register) -> counted.put(lock, register.summary()));
+        new com.fasterxml.jackson.databind.ObjectMapper().writerWithDefaultPrettyPrinter()
+                .writeValue(out.resolve("counters-" + w.name + ".json").toFile(), counted);
+        System.out.printf("workload %s: %d operations, %d sessions (%d let lapse while waiting, %d of them expired while"
+                + " queued; %d holders stalled past their TTL), %d early expiries%n", w.name, w.ops.size(),
+                w.sessions.size(), w.lapses.get(), w.lapsedWhileQueued.get(), w.stalls.get(), early.size());
         System.exit(0);
     }
 
@@ -185,6 +200,13 @@ public final class MutexWorkload {
             }
             String lock = "jepsen/l" + rnd.nextInt(locks);
             long waitMs = rnd.nextInt(4) == 0 ? 0 : rnd.nextInt(1500);
+            if (rnd.nextInt(30) == 0) {
+                // A waiter whose session expires while it is queued: its keepalives stop, and it waits three TTLs
+                // for a lock the other threads keep busy. It must never be granted after its session ended.
+                session.lapsing = true;
+                lapses.incrementAndGet();
+                waitMs = 3 * ttlMs;
+            }
             long call = System.nanoTime();
             Op.Outcome outcome;
             long token = 0;
@@ -203,6 +225,9 @@ public final class MutexWorkload {
                 ret = System.nanoTime();
                 session.gone(ret);
                 outcome = Op.Outcome.NOT_GRANTED;
+                if (session.lapsing) {
+                    lapsedWhileQueued.incrementAndGet();
+                }
             } catch (ProblemException e) {
                 ret = System.nanoTime();
                 outcome = Op.Outcome.NOT_GRANTED; // a 4xx verdict: nothing was done
@@ -214,15 +239,37 @@ public final class MutexWorkload {
             }
             record(process, lock, Op.Kind.ACQUIRE, session.id, token, outcome, call, ret);
             if (outcome != Op.Outcome.GRANTED) {
+                if (session.lapsing) {
+                    abandon(session); // it expired while it waited, as a rule; if not, it ends now
+                    session = null;
+                }
                 continue;
             }
+            // The fenced counter: read at the start of the hold, write the value plus one at its end.
+            FencedRegister counter = counters.computeIfAbsent(lock, k -> new FencedRegister());
+            long read = counter.read(token);
             // Mostly short holds; one in ten lasts up to three TTLs, so some sessions do nothing but keep alive for a
             // while (a gateway cut off from ZooKeeper that still acknowledged those let them expire early: issue 9).
-            Await.sleepQuietly(Duration.ofMillis(rnd.nextInt(10) == 0 ? 500 + rnd.nextInt((int) (3 * ttlMs)) : rnd.nextInt(200)));
+            // One hold in fifteen stalls, as a holder in a long GC pause: its keepalives stop and it writes three TTLs
+            // later, after its session expired and a successor was granted the lock. The fence must refuse it.
+            boolean stall = rnd.nextInt(15) == 0;
+            if (stall) {
+                session.lapsing = true;
+                stalls.incrementAndGet();
+            }
+            Await.sleepQuietly(Duration.ofMillis(stall ? 3 * ttlMs
+                    : rnd.nextInt(10) == 0 ? 500 + rnd.nextInt((int) (3 * ttlMs)) : rnd.nextInt(200)));
+            if (read >= 0) {
+                synchronized (counter) { // the write and its acknowledgement as one step: the checker reads both
+                    if (counter.write(token, read + 1)) {
+                        counter.acknowledge();
+                    }
+                }
+            }
             if (balanced) {
                 client.prefer(rnd.nextInt(1 << 16));
             }
-            if (!release(process, client, session, lock, token)) {
+            if (!release(process, client, session, lock, token) || session.lapsing) {
                 abandon(session);
                 session = null;
             }
@@ -271,7 +318,7 @@ public final class MutexWorkload {
     }
 
     private void keepalive(Tracked t, long everyMs) {
-        if (t.isGone()) {
+        if (t.isGone() || t.lapsing) {
             return;
         }
         if (t.balanced) {

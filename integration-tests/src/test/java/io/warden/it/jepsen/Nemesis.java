@@ -23,7 +23,11 @@ import java.util.function.Supplier;
  *   <li>{@link Kind#PAUSE_GATEWAY}: SIGSTOP of a gateway, then SIGCONT;</li>
  *   <li>{@link Kind#KILL_ZK_LEADER} and {@link Kind#KILL_ZK_FOLLOWER}: kill -9 of a ZooKeeper server, restarted;</li>
  *   <li>{@link Kind#ISOLATE_ZK_LEADER} and {@link Kind#ISOLATE_ZK_FOLLOWER}: a server cut from the others' quorum
- *   links (the leader: a new election while the old leader still runs);</li>
+ *   and election links (a minority partition; for the leader, a new election while the old leader still runs);</li>
+ *   <li>{@link Kind#ZK_NO_MAJORITY}: every server cut from every other, so no side of the partition has a majority
+ *   and the ensemble serves nobody for a while (the majority lost: no gateway can vouch for a session or write);</li>
+ *   <li>{@link Kind#ROLLING_RESTART_GATEWAYS}: every gateway in turn stopped with SIGTERM (it drains and hands its
+ *   sessions on), started again under a new id, and awaited before the next;</li>
  *   <li>{@link Kind#LOST_REPLIES}: a client link delivers requests and drops the replies;</li>
  *   <li>{@link Kind#PAUSE_CLIENTS}: SIGSTOP of the workload's JVM for half to twice the session TTL, so keepalives
  *   stop and some sessions expire while they hold; {@link Kind#SHORT_CLIENT_PAUSE}: the same for three quarters of
@@ -37,7 +41,7 @@ import java.util.function.Supplier;
 final class Nemesis implements Runnable {
     enum Kind {
         PARTITION_GATEWAY_FROM_ZK, KILL_GATEWAY, PAUSE_GATEWAY, KILL_ZK_LEADER, KILL_ZK_FOLLOWER, ISOLATE_ZK_LEADER,
-        ISOLATE_ZK_FOLLOWER, LOST_REPLIES, PAUSE_CLIENTS,
+        ISOLATE_ZK_FOLLOWER, ZK_NO_MAJORITY, ROLLING_RESTART_GATEWAYS, LOST_REPLIES, PAUSE_CLIENTS,
         /** SIGSTOP of the workload for three quarters of the TTL: a correct cell keeps every session. */
         SHORT_CLIENT_PAUSE
     }
@@ -120,6 +124,19 @@ final class Nemesis implements Runnable {
                 cell.isolateServer(s);
                 pause(2000 + rnd.nextInt(6000));
                 cell.healQuorumLinks();
+            }
+            case ZK_NO_MAJORITY -> {
+                target = "every server";
+                cell.splitEveryServer();
+                pause(2000 + rnd.nextInt(6000));
+                cell.healQuorumLinks();
+            }
+            case ROLLING_RESTART_GATEWAYS -> {
+                target = "every gateway";
+                for (int i = 0; i < cell.gatewayCount(); i++) {
+                    cell.restartGatewayGracefully(i);
+                    pause(500 + rnd.nextInt(1500));
+                }
             }
             case LOST_REPLIES -> {
                 target = "client-gw" + (g + 1);

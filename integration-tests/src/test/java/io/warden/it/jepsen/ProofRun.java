@@ -20,7 +20,9 @@ import java.util.stream.Collectors;
  * <p>Checkers: <b>mutex</b>, each lock's history linearizable against the {@link FencedMutex} (two holders at once, a
  * token that does not grow, a wrong {@code released}, a hold that ended before its session could have expired, all
  * show here); <b>no early expiry</b>, no session seen gone before its last acknowledged keepalive's send time plus its
- * TTL (contract §2.3).
+ * TTL (contract §2.3); <b>fenced counter</b>, each lock's {@link FencedRegister} (reads and writes fenced by the
+ * holder's token) ends at the number of increments acknowledged to its holders (a lost update means two holders
+ * read one value under tokens that could not order them).
  *
  * <p>Concurrency: driven by the test thread; the nemesis runs on its own thread.
  */
@@ -32,13 +34,24 @@ final class ProofRun {
 
     /** What a run found. */
     record Outcome(Plan plan, List<Op> history, List<Linearizability.Result> mutex, List<String> earlyExpiries,
-                   List<Nemesis.Fault> faults, Path report) {
+                   Map<String, FencedRegister.Summary> counters, List<Nemesis.Fault> faults, Path report) {
         List<Linearizability.Result> violations() {
             return mutex.stream().filter(r -> !r.ok()).toList();
         }
 
+        /** The locks whose fenced counter does not equal the increments acknowledged. */
+        Map<String, FencedRegister.Summary> lostUpdates() {
+            Map<String, FencedRegister.Summary> bad = new java.util.TreeMap<>();
+            counters.forEach((lock, summary) -> {
+                if (!summary.ok()) {
+                    bad.put(lock, summary);
+                }
+            });
+            return bad;
+        }
+
         boolean clean() {
-            return mutex.stream().allMatch(Linearizability.Result::ok) && earlyExpiries.isEmpty();
+            return mutex.stream().allMatch(Linearizability.Result::ok) && earlyExpiries.isEmpty() && lostUpdates().isEmpty();
         }
     }
 
@@ -72,8 +85,11 @@ final class ProofRun {
             List<Op> history = History.read(dir.resolve("history-w1.jsonl"));
             List<String> early = Files.readAllLines(dir.resolve("early-expiries-w1.txt"));
             List<Linearizability.Result> mutex = Linearizability.checkPerKey(new FencedMutex(), history, 20_000_000);
+            Map<String, FencedRegister.Summary> counters = new com.fasterxml.jackson.databind.ObjectMapper().readValue(
+                    dir.resolve("counters-w1.json").toFile(),
+                    new com.fasterxml.jackson.core.type.TypeReference<java.util.TreeMap<String, FencedRegister.Summary>>() { });
             Path report = dir.resolve("report.md");
-            Outcome outcome = new Outcome(plan, history, mutex, early, List.copyOf(nemesis.faults), report);
+            Outcome outcome = new Outcome(plan, history, mutex, early, counters, List.copyOf(nemesis.faults), report);
             Timeline.render(outcome, start, dir.resolve("timeline.png"));
             Files.writeString(report, report(outcome, start));
             return outcome;
@@ -101,6 +117,12 @@ final class ProofRun {
                 .append(unknown).append(" past the search budget |\n");
         b.append("| no early expiry | ").append(o.earlyExpiries().isEmpty() ? "ok" : "**VIOLATION**").append(" | ")
                 .append(o.earlyExpiries().size()).append(" sessions seen gone before their TTL ran out |\n");
+        long acknowledged = o.counters().values().stream().mapToLong(FencedRegister.Summary::acknowledged).sum();
+        long refused = o.counters().values().stream().mapToLong(c -> c.refusedReads() + c.refusedWrites()).sum();
+        b.append("| fenced counter (value = acknowledged increments) | ").append(o.lostUpdates().isEmpty() ? "ok" : "**VIOLATION**")
+                .append(" | ").append(o.counters().size()).append(" counters, ").append(acknowledged)
+                .append(" increments acknowledged, ").append(o.lostUpdates().size()).append(" counters off; ")
+                .append(refused).append(" stale reads or writes refused by the fence |\n");
         Map<Op.Kind, Map<Op.Outcome, Long>> counts = new EnumMap<>(Op.Kind.class);
         for (Op op : o.history()) {
             counts.computeIfAbsent(op.kind(), k -> new EnumMap<>(Op.Outcome.class)).merge(op.outcome(), 1L, Long::sum);
@@ -128,6 +150,8 @@ final class ProofRun {
             b.append("\n## Violations\n\n```\n");
             o.violations().forEach(r -> b.append(rebase(r.toString(), start)).append("\n"));
             o.earlyExpiries().forEach(line -> b.append(line).append("\n"));
+            o.lostUpdates().forEach((lock, c) -> b.append("fenced counter of ").append(lock).append(": value ")
+                    .append(c.value()).append(" after ").append(c.acknowledged()).append(" acknowledged increments\n"));
             b.append("```\n");
         }
         return b.toString();

@@ -37,6 +37,8 @@ public final class ZkEnsemble implements AutoCloseable {
     private final List<String> jvmArgs;
     /** {@code quorumLinks[i][j]}: the proxy server i uses to reach server j's quorum port; null without proxies. */
     private final LinkProxy[][] quorumLinks;
+    /** {@code electionLinks[i][j]}: likewise for server j's leader-election port; null without proxies. */
+    private final LinkProxy[][] electionLinks;
     // Guarded by this.
     private final ChildProcess[] servers;
 
@@ -59,18 +61,22 @@ public final class ZkEnsemble implements AutoCloseable {
             electionPorts[i] = LoopbackPorts.free();
         }
         this.quorumLinks = options.proxiedQuorum ? new LinkProxy[size][size] : null;
+        this.electionLinks = options.proxiedQuorum ? new LinkProxy[size][size] : null;
         for (int i = 0; i < size; i++) {
             // Each server's view of the others: through a proxy of its own when asked for, so that one server's
             // link to another (say a follower's to its leader) can be delayed or cut alone.
             StringBuilder serverLines = new StringBuilder();
             for (int j = 0; j < size; j++) {
                 int quorumPort = quorumPorts[j];
+                int electionPort = electionPorts[j];
                 if (quorumLinks != null && i != j) {
                     quorumLinks[i][j] = new LinkProxy("zk" + (i + 1) + "-to-zk" + (j + 1), quorumPorts[j]);
                     quorumPort = quorumLinks[i][j].port();
+                    electionLinks[i][j] = new LinkProxy("zk" + (i + 1) + "-to-zk" + (j + 1) + "-election", electionPorts[j]);
+                    electionPort = electionLinks[i][j].port();
                 }
                 serverLines.append("server.").append(j + 1).append('=').append(LoopbackPorts.HOST).append(':')
-                        .append(quorumPort).append(':').append(electionPorts[j]).append('\n');
+                        .append(quorumPort).append(':').append(electionPort).append('\n');
             }
             Path dir = dataRoot.resolve("zk" + (i + 1));
             try {
@@ -107,7 +113,8 @@ public final class ZkEnsemble implements AutoCloseable {
 
     /**
      * Tuning of the servers. With {@code proxiedQuorum} every server reaches every other's quorum port (the
-     * leader-follower link) through its own {@link LinkProxy}: see {@link #quorumLink(int, int)}.
+     * leader-follower link) and election port through proxies of its own: see {@link #quorumLink(int, int)} and
+     * {@link #electionLink(int, int)}.
      */
     public record Options(int tickTimeMs, boolean forceSync, List<String> jvmArgs, boolean proxiedQuorum) {
         public Options(int tickTimeMs, boolean forceSync, List<String> jvmArgs) {
@@ -133,6 +140,12 @@ public final class ZkEnsemble implements AutoCloseable {
                     + " (start with Options.withProxiedQuorum())");
         }
         return quorumLinks[from][to];
+    }
+
+    /** The proxy on the link server {@code from} opens to server {@code to}'s leader-election port. */
+    public LinkProxy electionLink(int from, int to) {
+        quorumLink(from, to); // the same precondition
+        return electionLinks[from][to];
     }
 
     /** Starts {@code size} servers (does not wait for a quorum: see {@link #awaitQuorum(Duration)}). */
@@ -334,6 +347,7 @@ public final class ZkEnsemble implements AutoCloseable {
             for (int j = 0; quorumLinks != null && j < size; j++) {
                 if (quorumLinks[i][j] != null) {
                     quorumLinks[i][j].close();
+                    electionLinks[i][j].close();
                 }
             }
         }

@@ -394,7 +394,8 @@ public final class LockEngine {
                 // The grant stands; the holder list is a courtesy. Answer with ourselves.
                 holders = List.of();
             }
-            finishOk(w, new AcquireResult(Status.GRANTED, w.token, null, holders, Math.max(w.token, stat.getPzxid())));
+            long token = TestFault.active(TestFault.TOKEN_OF_LOCK) ? stat.getCzxid() : w.token;
+            finishOk(w, new AcquireResult(Status.GRANTED, token, null, holders, Math.max(w.token, stat.getPzxid())));
         });
     }
 
