@@ -84,6 +84,63 @@ class StaleFollowerIT {
         }
     }
 
+    /**
+     * Found by the proof suite (ProofSoakIT, 30 minutes, seed 20261203, a ZooKeeper follower isolated): a release by a
+     * valid token answered {@code released:false} in 24 ms and left the hold in place. The release went to a gateway
+     * whose server was a follower behind the leader; it looked for the session's queue node there, did not find the
+     * node the grant elsewhere had just made, and answered "no such grant". A keepalive (a takeover) and a close at
+     * such a gateway answered 404 for a session opened elsewhere a moment before. A "not found" is now only said after
+     * a {@code sync}; the cancel by {@code request_id} is checked here too.
+     */
+    @Test
+    void aReleaseAndACancelAtAGatewayOnALaggingFollower_findAGrantAndARequestMadeElsewhere() throws Exception {
+        JavaLauncher launcher = JavaLauncher.forRun("StaleFollowerIT-release");
+        try (ZkEnsemble zk = ZkEnsemble.start(launcher, 3, ZkEnsemble.Options.defaults().withProxiedQuorum())) {
+            zk.awaitQuorum(Duration.ofSeconds(60));
+            int leader = zk.leader().orElseThrow();
+            int lagging = (leader + 1) % 3;
+            try (GatewayProcess gwA = gateway(launcher, "gwA", zk.clientPort(lagging));
+                 GatewayProcess gwB = gateway(launcher, "gwB", zk.clientPort(leader))) {
+                gwA.awaitReady(Duration.ofSeconds(60));
+                gwB.awaitReady(Duration.ofSeconds(60));
+                WardenClient a = client(gwA);
+                WardenClient b = client(gwB);
+                WardenClient.Session s = b.openSession("holder", 60_000);
+                WardenClient.Session waiter = b.openSession("waiter", 60_000);
+                a.session(s.id()); // both sessions are on A's follower before it falls behind
+                a.session(waiter.id());
+
+                // 1 s behind: a sync and then the release's own multi each wait for it, within the client's 5 s
+                LinkProxy replication = zk.quorumLink(lagging, leader);
+                replication.delayDownstream(Duration.ofSeconds(1));
+                try {
+                    WardenClient.Acquired held = b.acquire(s.id(), "stale/release", "EXCLUSIVE", 0, "held", null);
+                    assertThat(held.granted()).as("granted through B, on the leader").isTrue();
+                    assertThat(a.release(s.id(), "stale/release", held.token()).released())
+                            .as("the release through A, whose follower has not seen the grant yet").isTrue();
+
+                    WardenClient.Acquired blocker = b.acquire(s.id(), "stale/cancel", "EXCLUSIVE", 0, "blocker", null);
+                    assertThat(blocker.granted()).isTrue();
+                    WardenClient.Acquired queued = b.acquire(waiter.id(), "stale/cancel", "EXCLUSIVE", 0, "queued", "KEEP");
+                    assertThat(queued.granted()).as("queued behind the blocker, kept").isFalse();
+                    assertThat(a.cancel(waiter.id(), "stale/cancel", "queued").released())
+                            .as("the cancel through A, whose follower has not seen the request yet").isTrue();
+
+                    WardenClient.Session fresh = b.openSession("fresh", 60_000);
+                    assertThat(a.keepalive(fresh.id())).as("a keepalive through A of a session opened through B just now")
+                            .isPositive();
+                    WardenClient.Session another = b.openSession("another", 60_000);
+                    assertThat(a.closeSession(another.id()).has("released"))
+                            .as("a close through A of a session opened through B just now").isTrue();
+                } finally {
+                    replication.heal();
+                }
+                assertThat(b.lock("stale/release").path("mode").asText()).isEqualTo("FREE");
+                assertThat(b.lock("stale/cancel").path("waiters").size()).as("waiters left on stale/cancel").isZero();
+            }
+        }
+    }
+
     private static GatewayProcess gateway(JavaLauncher launcher, String id, int zkClientPort) {
         java.nio.file.Path logback = launcher.logbackConfig(id, "INFO",
                 Map.of("io.warden", "DEBUG", "org.apache.zookeeper", "WARN", "org.eclipse.jetty", "WARN"));

@@ -58,7 +58,8 @@ final class RequestEnds {
      */
     CompletableFuture<QueueEntry> release(String sessionId, String lockPath, long token) {
         QueueEntry known = made.remove(key(sessionId, lockPath, token));
-        CompletableFuture<QueueEntry> found = known != null ? CompletableFuture.completedFuture(known) : find(sessionId, lockPath, token);
+        CompletableFuture<QueueEntry> found = known != null ? CompletableFuture.completedFuture(known)
+                : findSynced(sessionId, lockPath, token);
         return found.thenCompose(entry -> {
             if (entry == null) {
                 return CompletableFuture.completedFuture(null);
@@ -66,7 +67,7 @@ final class RequestEnds {
             return end(lockPath, sessionId, entry).thenCompose(deleted -> {
                 if (!deleted && known != null) {
                     // The hint was stale; ask ZooKeeper (which also says 404 when the session is gone).
-                    return find(sessionId, lockPath, token).thenCompose(e -> e == null ? CompletableFuture.completedFuture(null)
+                    return findSynced(sessionId, lockPath, token).thenCompose(e -> e == null ? CompletableFuture.completedFuture(null)
                             : end(lockPath, sessionId, e).thenApply(d -> d ? e : null));
                 }
                 return CompletableFuture.completedFuture(deleted ? entry : null);
@@ -169,6 +170,27 @@ final class RequestEnds {
                 return CompletableFuture.completedFuture(false);
             }
             throw Zk.translate(err);
+        }).thenCompose(f -> f);
+    }
+
+    /**
+     * {@link #find}, and when it finds nothing (no such grant, or no such session) {@code sync} and find again: this
+     * gateway's server may be a follower behind the leader, which has not applied the grant (or the session) another
+     * gateway just made, and a "not found" must hold as of the call (found by the proof suite, ProofSoakIT seed
+     * 20261203: a release by a valid token answered {@code released:false} through a gateway on a lagging follower and
+     * left the hold in place; {@code StaleFollowerIT.aReleaseAndACancelAtAGatewayOnALaggingFollower_*}). A hit needs no
+     * sync: the queue node is there, and ending it is a write, decided by the leader.
+     */
+    private CompletableFuture<QueueEntry> findSynced(String sessionId, String lockPath, long token) {
+        return find(sessionId, lockPath, token).handle((entry, err) -> {
+            if (err == null && entry != null) {
+                return CompletableFuture.completedFuture(entry);
+            }
+            if (err != null && !(Zk.unwrap(err) instanceof WardenException we
+                    && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND)) {
+                return CompletableFuture.<QueueEntry>failedFuture(err);
+            }
+            return zk.sync(lockPath).thenCompose(v -> find(sessionId, lockPath, token));
         }).thenCompose(f -> f);
     }
 

@@ -220,6 +220,11 @@ public final class SessionManager {
      * tracked it may have acknowledged a keepalive up to B before it could no longer vouch (see {@link Vouching}).
      */
     private CompletableFuture<Long> takeOver(String sessionId, Long newTtlMs, int attempt) {
+        return takeOver(sessionId, newTtlMs, attempt, false);
+    }
+
+    /** {@code synced}: a sync came before this attempt's read, so a NONODE now means the session is gone. */
+    private CompletableFuture<Long> takeOver(String sessionId, Long newTtlMs, int attempt, boolean synced) {
         try {
             zk.failFast();
             if (tracker.size() >= maxSessions) {
@@ -255,11 +260,16 @@ public final class SessionManager {
                 return CompletableFuture.completedFuture(ttl);
             }
             Code code = Zk.code(err);
+            if (code == Code.NONODE && !synced) {
+                // This gateway's server may be a follower that has not applied the session's creation yet (it was
+                // opened through another server a moment ago): "not found" only after a sync.
+                return zk.sync(path).thenCompose(v -> takeOver(sessionId, newTtlMs, attempt, true));
+            }
             if (code == Code.NONODE) {
                 throw WardenException.sessionNotFound(sessionId);
             }
             if (code == Code.BADVERSION && attempt < 5) {
-                return takeOver(sessionId, newTtlMs, attempt + 1);
+                return takeOver(sessionId, newTtlMs, attempt + 1, synced);
             }
             throw Zk.translate(err);
         }).thenCompose(f -> f);
@@ -304,7 +314,9 @@ public final class SessionManager {
     private CompletableFuture<CloseResult> close(String sessionId, int attempt) {
         String path = CellPaths.session(sessionId);
         AtomicReference<CloseResult> attempted = new AtomicReference<>();
-        return zk.exists(path).thenCompose(stat -> {
+        // synced: what it reads (the session, its requests) must be at least as new as the call, whichever server this
+        // gateway reads from (a follower behind the leader may not have the session opened elsewhere a moment ago)
+        return zk.sync(path).thenCompose(v -> zk.exists(path)).thenCompose(stat -> {
             if (stat == null) {
                 throw WardenException.sessionNotFound(sessionId);
             }
