@@ -118,8 +118,13 @@ class HttpValidationTest {
     @Test
     void oversizedBody_is413_withAndWithoutContentLength() {
         byte[] big = ("{\"client_id\":\"" + "x".repeat(70_000) + "\"}").getBytes(StandardCharsets.UTF_8);
-        HttpTestClient.Reply r = http.send("POST", "/v1/sessions", big, "application/json", Duration.ofSeconds(10));
-        assertProblem(r, 413, "PAYLOAD_TOO_LARGE", null);
+        // Declared too large: refused from the headers alone. Sent on a raw socket without its body (as a client that
+        // asked "Expect: 100-continue" would): a client still writing a body the server will not read may lose the
+        // answer when the server closes (this test flaked so on a loaded machine with java.net.http, whose
+        // expect-continue in Java 17 does not return on a final answer).
+        String answer = rawRequest("POST /v1/sessions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + big.length + "\r\nExpect: 100-continue\r\nConnection: close\r\n\r\n");
+        assertThat(answer).startsWith("HTTP/1.1 413").contains("application/problem+json").contains("\"PAYLOAD_TOO_LARGE\"");
         assertProblem(http.postChunked("/v1/sessions", big), 413, "PAYLOAD_TOO_LARGE", null);
         // A small chunked body is read normally (here: rejected for its content, so it was parsed).
         assertProblem(http.postChunked("/v1/sessions", "{\"client_id\":\"\"}".getBytes(StandardCharsets.UTF_8)),
@@ -137,6 +142,17 @@ class HttpValidationTest {
     void deeplyNestedJson_isA400_notA500() {
         String body = "{\"client_id\":" + "[".repeat(5000) + "]".repeat(5000) + "}";
         assertProblem(http.post("/v1/sessions", body), 400, "INVALID_ARGUMENT", null);
+    }
+
+    /** Writes {@code head} on a raw socket and reads the whole answer. */
+    private String rawRequest(String head) {
+        try (java.net.Socket s = new java.net.Socket("127.0.0.1", api.port())) {
+            s.setSoTimeout(10_000);
+            s.getOutputStream().write(head.getBytes(StandardCharsets.ISO_8859_1));
+            return new String(s.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
     }
 
     /** Requests java.net.http refuses to send: written on a raw socket. */
