@@ -17,12 +17,17 @@ import org.slf4j.LoggerFactory;
  *   after another share a token while the lock node lives (breaks §2.2, fencing; a release by that token finds the
  *   session's own node on the lock). The fenced counter's checker must see a lost increment: a holder whose session
  *   expired under it writes with a token its successor's reads did not supersede.</li>
+ *   <li>{@link #WAITERS_NEVER_WOKEN}: a queued call is not woken when the node it waits for goes; it looks again only
+ *   when its wait runs out (breaks §2.4, release promotes waiters; the liveness checker must see a client that does not
+ *   acquire within its bound).</li>
+ *   <li>{@link #RESUME_FROM_NOW}: a watch resumed with {@code since_revision} gets neither the events it missed nor a
+ *   RESYNC, only what happens from now on (breaks §3's resume; the watch checker must see a grant it never got).</li>
  * </ul>
  *
  * <p>Concurrency: immutable; {@link #ACTIVE} is read once, when the class loads.
  */
 public enum TestFault {
-    NONE, GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK;
+    NONE, GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK, WAITERS_NEVER_WOKEN, RESUME_FROM_NOW;
 
     public static final String PROPERTY = "warden.test.fault";
     /** The fault this JVM runs with: {@link #NONE} unless the system property names another. */

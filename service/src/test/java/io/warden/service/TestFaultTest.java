@@ -16,6 +16,8 @@ class TestFaultTest {
         assertThat(TestFault.parse("GRANT_WITHOUT_CHECK")).isEqualTo(TestFault.GRANT_WITHOUT_CHECK);
         assertThat(TestFault.parse("EXPIRE_AT_HALF_TTL")).isEqualTo(TestFault.EXPIRE_AT_HALF_TTL);
         assertThat(TestFault.parse("TOKEN_OF_LOCK")).isEqualTo(TestFault.TOKEN_OF_LOCK);
+        assertThat(TestFault.parse("WAITERS_NEVER_WOKEN")).isEqualTo(TestFault.WAITERS_NEVER_WOKEN);
+        assertThat(TestFault.parse("RESUME_FROM_NOW")).isEqualTo(TestFault.RESUME_FROM_NOW);
         assertThatThrownBy(() -> TestFault.parse("grant")).isInstanceOf(IllegalArgumentException.class);
     }
 }

@@ -28,6 +28,12 @@ class JepsenIT {
         assertThat(o.earlyExpiries()).as("early expiries; report %s", o.report()).isEmpty();
         assertThat(o.lostUpdates()).as("fenced counters off; report %s", o.report()).isEmpty();
         assertThat(o.counters()).as("fenced counters").isNotEmpty();
+        assertThat(o.slowToAcquire()).as("liveness; report %s", o.report()).isEmpty();
+        assertThat(ProofRun.livenessClients(o.history())).as("clients in the liveness round").isEqualTo(6);
+        assertThat(o.watch().problems()).as("watch; report %s", o.report()).isEmpty();
+        assertThat(o.fifo().problems()).as("FIFO; report %s", o.report()).isEmpty();
+        assertThat(o.fifo().grants()).as("grants of the readers-and-writers lock").isGreaterThan(10);
+        assertThat(o.watch().grantsChecked()).as("grants the watch was checked against").isGreaterThan(20);
         assertThat(o.history().stream().filter(op -> op.outcome() == Op.Outcome.GRANTED).count())
                 .as("grants in the run").isGreaterThan(20);
     }
@@ -44,11 +50,12 @@ class JepsenIT {
         assertClean(ProofRun.run(plan("jepsen-random", seed, 50, ProofRun.every(), null)));
     }
 
-    /** The mutex checker, shown failing: gateways that grant without the exclusivity check. */
+    /** The mutex and FIFO checkers, shown failing: gateways that grant without the exclusivity check. */
     @Test
-    void grantWithoutCheck_isCaughtByTheMutexChecker() throws Exception {
+    void grantWithoutCheck_isCaughtByTheMutexAndFifoCheckers() throws Exception {
         ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-grant", 7, 15, List.of(), "GRANT_WITHOUT_CHECK"));
         assertThat(o.violations()).as("report %s", o.report()).isNotEmpty();
+        assertThat(o.fifo().problems()).as("report %s", o.report()).isNotEmpty();
     }
 
     /**
@@ -60,6 +67,24 @@ class JepsenIT {
     void tokenOfLock_isCaughtByTheFencedCounterChecker() throws Exception {
         ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-token", 7, 25, List.of(), "TOKEN_OF_LOCK"));
         assertThat(o.lostUpdates()).as("report %s", o.report()).isNotEmpty();
+    }
+
+    /** The liveness checker, shown failing: gateways that do not wake a queued call when the node it waits for goes. */
+    @Test
+    void waitersNeverWoken_isCaughtByTheLivenessChecker() throws Exception {
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-liveness", 7, 5, List.of(), "WAITERS_NEVER_WOKEN"));
+        assertThat(o.slowToAcquire()).as("report %s", o.report()).isNotEmpty();
+    }
+
+    /**
+     * The watch checker, shown failing: gateways that answer a resumed watch from now on instead of from its revision,
+     * while gateways are killed and restarted (each kill breaks the stream of the watch it served).
+     */
+    @Test
+    void resumeFromNow_isCaughtByTheWatchChecker() throws Exception {
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-watch", 7, 25, List.of(Nemesis.Kind.KILL_GATEWAY),
+                "RESUME_FROM_NOW"));
+        assertThat(o.watch().problems()).as("report %s", o.report()).isNotEmpty();
     }
 
     /**

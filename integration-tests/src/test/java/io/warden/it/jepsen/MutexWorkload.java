@@ -50,6 +50,10 @@ public final class MutexWorkload {
     private final List<WardenClient> clients;
     /** The end of the run's client (its last look at sessions whose end was not seen). */
     private final WardenClient client;
+    /** The gateways (their client links), for the SDK clients. */
+    private final List<URI> gateways;
+    /** Threads that take locks through the Java SDK ({@link #sdkWorker}), besides the plain-HTTP ones. */
+    private final int sdkThreads;
     private final int locks;
     private final long ttlMs;
     private final String name;
@@ -101,6 +105,11 @@ public final class MutexWorkload {
             lastAckedCall = Math.max(lastAckedCall, call);
         }
 
+        /** An SDK session: at {@code seen} its client said CONNECTED, so it cannot have expired before then. */
+        synchronized void connectedAt(long seen) {
+            lastAckedCall = Math.max(lastAckedCall, seen - ttlNanos);
+        }
+
         synchronized void closing(long call) {
             closeSent = Math.min(closeSent, call);
         }
@@ -123,8 +132,11 @@ public final class MutexWorkload {
         }
     }
 
-    MutexWorkload(List<WardenClient> clients, int locks, long ttlMs, String name, long seed) {
+    MutexWorkload(List<WardenClient> clients, List<URI> gateways, int sdkThreads, int locks, long ttlMs, String name,
+                  long seed) {
         this.clients = List.copyOf(clients);
+        this.gateways = List.copyOf(gateways);
+        this.sdkThreads = sdkThreads;
         this.client = clients.get(0);
         this.locks = locks;
         this.ttlMs = ttlMs;
@@ -144,10 +156,20 @@ public final class MutexWorkload {
         for (int i = 0; i < threads; i++) {
             clients.add(new WardenClient(http, gateways, i, Duration.ofSeconds(8)));
         }
-        MutexWorkload w = new MutexWorkload(clients, Integer.parseInt(a.get("locks")), Long.parseLong(a.get("ttl-ms")),
-                a.get("name"), Long.parseLong(a.get("seed")));
+        MutexWorkload w = new MutexWorkload(clients, gateways, Integer.parseInt(a.getOrDefault("sdk-threads", "2")),
+                Integer.parseInt(a.get("locks")), Long.parseLong(a.get("ttl-ms")), a.get("name"),
+                Long.parseLong(a.get("seed")));
         Path out = Path.of(a.get("out"));
+        WatchRecorder watcher = WatchRecorder.start(gateways);
         w.run(threads, Duration.ofSeconds(Long.parseLong(a.get("seconds"))));
+        // the watch catches up with the last grant (its events trail the replies), then stops
+        long lastToken = w.ops.stream().mapToLong(Op::token).max().orElse(0);
+        boolean caughtUp = watcher.awaitRevision(lastToken, Duration.ofSeconds(30));
+        watcher.close();
+        watcher.write(out.resolve("watch-" + w.name + ".json"));
+        if (!caughtUp) {
+            System.out.println("the watch did not reach revision " + lastToken + " within 30 s of the end");
+        }
         List<String> early = w.finish();
         List<Op> ops = w.bounded(new ArrayList<>(w.ops));
         ops.sort(java.util.Comparator.comparingInt(Op::id));
@@ -166,6 +188,21 @@ public final class MutexWorkload {
     void run(int threads, Duration duration) throws InterruptedException {
         long until = System.nanoTime() + duration.toNanos();
         List<Thread> workers = new ArrayList<>();
+        for (int i = 0; i < RW_THREADS; i++) {
+            long seed = seeds.nextLong();
+            String process = name + "-rw-" + i;
+            WardenClient mine = clients.get(i % clients.size());
+            Thread t = new Thread(() -> rwWorker(process, mine, new Random(seed), until), process);
+            workers.add(t);
+            t.start();
+        }
+        for (int i = 0; i < sdkThreads; i++) {
+            long seed = seeds.nextLong();
+            String process = name + "-sdk-" + i;
+            Thread t = new Thread(() -> sdkWorker(process, new Random(seed), until), process);
+            workers.add(t);
+            t.start();
+        }
         for (int i = 0; i < threads; i++) {
             long seed = seeds.nextLong();
             String process = name + "-" + i;
@@ -176,6 +213,64 @@ public final class MutexWorkload {
             t.start();
         }
         for (Thread t : workers) {
+            t.join();
+        }
+        liveness(threads);
+    }
+
+    /** How long a waiter may wait in the liveness round (its {@code wait_ms}); the checker's bound is less. */
+    static final long LIVENESS_WAIT_MS = 20_000;
+    /** Process names of the liveness round's calls: {@code liveness-<i>}. */
+    static final String LIVENESS = "liveness-";
+
+    /**
+     * The liveness round, once the faults are over (the nemesis stops five seconds before the workload): every thread,
+     * at once, opens a session and acquires lock {@code i mod locks} with a long wait, holds it briefly and releases
+     * it, so on each lock some wait for others. The checker wants every one granted within its bound.
+     */
+    private void liveness(int threads) throws InterruptedException {
+        List<Thread> round = new ArrayList<>();
+        for (int i = 0; i < threads; i++) {
+            String process = LIVENESS + i;
+            WardenClient mine = clients.get(i % clients.size());
+            String lock = "jepsen/l" + (i % locks);
+            Thread t = new Thread(() -> {
+                Tracked session = null;
+                for (int attempt = 0; attempt < 60 && session == null; attempt++) {
+                    session = open(process, mine, false);
+                    if (session == null) {
+                        Await.sleepQuietly(Duration.ofMillis(500));
+                    }
+                }
+                if (session == null) {
+                    record(process, lock, Op.Kind.ACQUIRE, "none", 0, Op.Outcome.NOT_GRANTED, System.nanoTime(),
+                            System.nanoTime());
+                    return;
+                }
+                long call = System.nanoTime();
+                try {
+                    WardenClient.Acquired a = mine.acquire(session.id, lock, "EXCLUSIVE", LIVENESS_WAIT_MS,
+                            "r-" + UUID.randomUUID(), "CANCEL");
+                    long ret = System.nanoTime();
+                    record(process, lock, Op.Kind.ACQUIRE, session.id, a.granted() ? a.token() : 0,
+                            a.granted() ? Op.Outcome.GRANTED : Op.Outcome.NOT_GRANTED, call, ret);
+                    if (a.granted()) {
+                        Await.sleepQuietly(Duration.ofMillis(200));
+                        release(process, mine, session, lock, a.token());
+                    }
+                } catch (SessionNotFoundException e) {
+                    long ret = System.nanoTime();
+                    session.gone(ret);
+                    record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.NOT_GRANTED, call, ret);
+                } catch (RuntimeException e) {
+                    record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER);
+                }
+                abandon(session);
+            }, process);
+            round.add(t);
+            t.start();
+        }
+        for (Thread t : round) {
             t.join();
         }
     }
@@ -276,6 +371,181 @@ public final class MutexWorkload {
         }
         if (session != null) {
             abandon(session);
+        }
+    }
+
+    /** Threads of the shared-runs workload ({@link #rwWorker}) on {@link #RW_LOCK}. */
+    static final int RW_THREADS = 4;
+    /** The lock of the shared-runs workload: readers and writers, checked by {@link FifoChecker}. */
+    static final String RW_LOCK = "jepsen/rw";
+
+    /**
+     * A reader-or-writer thread (plain HTTP, one gateway until it fails): on {@link #RW_LOCK} it asks SHARED two times
+     * in three and EXCLUSIVE otherwise, waiting up to 4 s, holds briefly and releases; queues form, with readers
+     * behind writers. An unknown outcome ends its session, as for the mutex threads.
+     */
+    private void rwWorker(String process, WardenClient client, Random rnd, long until) {
+        Tracked session = null;
+        while (System.nanoTime() - until < 0) {
+            if (session == null || session.isGone()) {
+                session = open(process, client, false);
+                if (session == null) {
+                    Await.sleepQuietly(Duration.ofMillis(200));
+                    continue;
+                }
+            }
+            String mode = rnd.nextInt(3) == 0 ? "EXCLUSIVE" : "SHARED";
+            long call = System.nanoTime();
+            long token = 0;
+            Op.Outcome outcome;
+            long ret;
+            try {
+                WardenClient.Acquired a = client.acquire(session.id, RW_LOCK, mode, 4000, "r-" + UUID.randomUUID(), "CANCEL");
+                ret = System.nanoTime();
+                outcome = a.granted() ? Op.Outcome.GRANTED : Op.Outcome.NOT_GRANTED;
+                token = a.granted() ? a.token() : 0;
+            } catch (SessionNotFoundException e) {
+                ret = System.nanoTime();
+                session.gone(ret);
+                outcome = Op.Outcome.NOT_GRANTED;
+            } catch (ProblemException e) {
+                ret = System.nanoTime();
+                outcome = Op.Outcome.NOT_GRANTED;
+            } catch (RuntimeException e) {
+                record(process, RW_LOCK, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, mode);
+                abandon(session);
+                session = null;
+                continue;
+            }
+            record(process, RW_LOCK, Op.Kind.ACQUIRE, session.id, token, outcome, call, ret, mode);
+            if (outcome != Op.Outcome.GRANTED) {
+                continue;
+            }
+            Await.sleepQuietly(Duration.ofMillis(rnd.nextInt(150)));
+            if (!release(process, client, session, RW_LOCK, token)) {
+                abandon(session);
+                session = null;
+            }
+        }
+        if (session != null) {
+            abandon(session);
+        }
+    }
+
+    /**
+     * A client thread on the Java SDK ({@code io.warden.client.WardenClient}: its own session, heartbeats, retries and
+     * fail-over over every gateway). Its acquires and releases go into the history like the others'; its session's
+     * earliest legal end is the last moment its client said {@link io.warden.client.SessionState#CONNECTED} (sampled
+     * every 50 ms: the SDK promises the service cannot have expired the session before its local deadline), so the
+     * expiry checker holds the SDK to that promise. An exception other than a timeout or a lost session makes the call's
+     * outcome unknown; the thread then closes that client and makes another.
+     */
+    private void sdkWorker(String process, Random rnd, long until) {
+        while (System.nanoTime() - until < 0) {
+            long openCall = System.nanoTime();
+            io.warden.client.WardenClient sdk;
+            try {
+                sdk = io.warden.client.WardenClient.builder()
+                        .endpoints(gateways.stream().map(URI::toString).toArray(String[]::new))
+                        .clientId(process).sessionTtl(Duration.ofMillis(ttlMs)).build();
+            } catch (RuntimeException e) {
+                Await.sleepQuietly(Duration.ofMillis(200));
+                continue;
+            }
+            Tracked session = new Tracked(sdk.sessionId(), sdk.sessionTtl().toMillis(), openCall, client, false);
+            sessions.put(session.id, session);
+            sample(session, sdk);
+            try {
+                sdkHolds(process, sdk, session, rnd, until);
+            } finally {
+                session.closing(System.nanoTime());
+                try {
+                    sdk.close(); // closes the session when a gateway answers; finish() looks again
+                } catch (RuntimeException e) {
+                    // closed as far as this client goes; the session ends by expiry
+                }
+            }
+        }
+    }
+
+    /** Every 50 ms while the SDK client lives: when it says CONNECTED, the session cannot have expired yet. */
+    private void sample(Tracked t, io.warden.client.WardenClient sdk) {
+        long before = System.nanoTime();
+        io.warden.client.SessionState state = sdk.state();
+        switch (state) {
+            case CONNECTED -> t.connectedAt(before);
+            case LOST -> {
+                t.gone(System.nanoTime());
+                return;
+            }
+            case CLOSED -> {
+                return;
+            }
+            default -> { }
+        }
+        try {
+            keepalives.schedule(() -> sample(t, sdk), 50, TimeUnit.MILLISECONDS);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            // the run is over
+        }
+    }
+
+    /** The SDK thread's loop over one client; returns when the client is no longer usable or the run is over. */
+    private void sdkHolds(String process, io.warden.client.WardenClient sdk, Tracked session, Random rnd, long until) {
+        while (System.nanoTime() - until < 0) {
+            String lock = "jepsen/l" + rnd.nextInt(locks);
+            long waitMs = rnd.nextInt(4) == 0 ? 0 : rnd.nextInt(1500);
+            long call = System.nanoTime();
+            io.warden.client.Hold hold;
+            try {
+                hold = sdk.lock(lock).acquire(Duration.ofMillis(waitMs));
+            } catch (io.warden.client.AcquireTimeoutException e) {
+                record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.NOT_GRANTED, call, System.nanoTime());
+                continue;
+            } catch (io.warden.client.SessionLostException e) {
+                long ret = System.nanoTime();
+                session.gone(ret);
+                record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.NOT_GRANTED, call, ret);
+                return;
+            } catch (RuntimeException e) {
+                record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER);
+                return;
+            }
+            long ret = System.nanoTime();
+            long token = hold.token();
+            record(process, lock, Op.Kind.ACQUIRE, session.id, token, Op.Outcome.GRANTED, call, ret);
+            FencedRegister counter = counters.computeIfAbsent(lock, k -> new FencedRegister());
+            long read = counter.read(token);
+            Await.sleepQuietly(Duration.ofMillis(rnd.nextInt(200)));
+            if (read >= 0) {
+                synchronized (counter) {
+                    if (counter.write(token, read + 1)) {
+                        counter.acknowledge();
+                    }
+                }
+            }
+            long releaseCall = System.nanoTime();
+            try {
+                hold.release();
+                long releaseRet = System.nanoTime();
+                // release() returns also when it could not be sure (a retried release answered false, or it goes on in
+                // the background). CONNECTED now means the session was alive all along, and nothing but this thread
+                // ends its grants: so it held the lock when it released, and the release is done or on its way (its
+                // effect may come after this moment, which only delays other grants). Otherwise: unknown.
+                if (sdk.state() == io.warden.client.SessionState.CONNECTED) {
+                    record(process, lock, Op.Kind.RELEASE, session.id, token, Op.Outcome.RELEASED, releaseCall, releaseRet);
+                } else {
+                    record(process, lock, Op.Kind.RELEASE, session.id, token, Op.Outcome.UNKNOWN, releaseCall, Op.NEVER);
+                    return;
+                }
+            } catch (io.warden.client.LockOwnershipLostException e) {
+                record(process, lock, Op.Kind.RELEASE, session.id, token, Op.Outcome.NOT_RELEASED, releaseCall,
+                        System.nanoTime());
+                return; // lost: the session may be gone; a new client
+            } catch (RuntimeException e) {
+                record(process, lock, Op.Kind.RELEASE, session.id, token, Op.Outcome.UNKNOWN, releaseCall, Op.NEVER);
+                return;
+            }
         }
     }
 
@@ -396,7 +666,8 @@ public final class MutexWorkload {
             Tracked t = op.outcome() == Op.Outcome.UNKNOWN && op.ret() == Op.NEVER ? sessions.get(op.session()) : null;
             long gone = t == null ? Long.MAX_VALUE : t.goneSeen();
             out.add(gone == Long.MAX_VALUE || gone < op.call() ? op
-                    : new Op(op.id(), op.process(), op.key(), op.kind(), op.session(), op.token(), op.outcome(), op.call(), gone));
+                    : new Op(op.id(), op.process(), op.key(), op.kind(), op.session(), op.token(), op.outcome(), op.call(), gone,
+                    op.mode()));
         }
         return out;
     }
@@ -404,5 +675,10 @@ public final class MutexWorkload {
     private void record(String process, String key, Op.Kind kind, String session, long token, Op.Outcome outcome,
                         long call, long ret) {
         ops.add(new Op(nextId.getAndIncrement(), process, key, kind, session, token, outcome, call, ret));
+    }
+
+    private void record(String process, String key, Op.Kind kind, String session, long token, Op.Outcome outcome,
+                        long call, long ret, String mode) {
+        ops.add(new Op(nextId.getAndIncrement(), process, key, kind, session, token, outcome, call, ret, mode));
     }
 }

@@ -16,10 +16,21 @@ package io.warden.it.jepsen;
  * @param id      index in its history, from 0
  * @param process who ran it (a client thread; for the end of a session, the session)
  * @param key     the lock name
+ * @param mode    an acquire's mode, {@code EXCLUSIVE} or {@code SHARED} ({@code EXCLUSIVE} for other operations)
  */
 public record Op(int id, String process, String key, Kind kind, String session, long token, Outcome outcome,
-                 long call, long ret) {
+                 long call, long ret, String mode) {
     public static final long NEVER = Long.MAX_VALUE;
+
+    /** An operation of an EXCLUSIVE lock. */
+    public Op(int id, String process, String key, Kind kind, String session, long token, Outcome outcome, long call,
+              long ret) {
+        this(id, process, key, kind, session, token, outcome, call, ret, "EXCLUSIVE");
+    }
+
+    public boolean shared() {
+        return "SHARED".equals(mode);
+    }
 
     public enum Kind { ACQUIRE, RELEASE, END }
 
@@ -27,6 +38,7 @@ public record Op(int id, String process, String key, Kind kind, String session, 
     public enum Outcome { GRANTED, NOT_GRANTED, RELEASED, NOT_RELEASED, ENDED, UNKNOWN }
 
     public Op {
+        mode = mode == null ? "EXCLUSIVE" : mode;
         if (ret < call) {
             throw new IllegalArgumentException("operation " + id + " returns (" + ret + ") before its call (" + call + ")");
         }
@@ -35,7 +47,7 @@ public record Op(int id, String process, String key, Kind kind, String session, 
     @Override
     public String toString() {
         String what = switch (kind) {
-            case ACQUIRE -> "acquire by " + session + " -> " + outcome + (outcome == Outcome.GRANTED ? " " + token : "");
+            case ACQUIRE -> (shared() ? "shared " : "") + "acquire by " + session + " -> " + outcome + (outcome == Outcome.GRANTED ? " " + token : "");
             case RELEASE -> "release " + token + " by " + session + " -> " + outcome;
             case END -> "end of session " + session;
         };

@@ -19,10 +19,14 @@ import java.util.stream.Collectors;
  *
  * <p>Checkers: <b>mutex</b>, each lock's history linearizable against the {@link FencedMutex} (two holders at once, a
  * token that does not grow, a wrong {@code released}, a hold that ended before its session could have expired, all
- * show here); <b>no early expiry</b>, no session seen gone before its last acknowledged keepalive's send time plus its
- * TTL (contract §2.3); <b>fenced counter</b>, each lock's {@link FencedRegister} (reads and writes fenced by the
+ * show here); <b>no early expiry</b>, no session seen gone (a 404, or an EXPIRED event of the watch stream) before its
+ * last acknowledged keepalive's send time plus its TTL (contract §2.3); <b>fenced counter</b>, each lock's {@link FencedRegister} (reads and writes fenced by the
  * holder's token) ends at the number of increments acknowledged to its holders (a lost update means two holders
- * read one value under tokens that could not order them).
+ * read one value under tokens that could not order them); <b>liveness</b>, once the faults are over every client's
+ * acquire of the liveness round (each lock wanted by several at once, {@link MutexWorkload#liveness}) is granted
+ * within {@link #LIVENESS_BOUND_MS}; <b>watch</b>, an SDK watcher that reconnects across the faults saw every grant
+ * once, in revision order ({@link WatchChecker}); <b>FIFO and shared runs</b> on a lock of readers and writers
+ * ({@link FifoChecker}; that lock is left out of the mutex checker, whose model has no readers).
  *
  * <p>Concurrency: driven by the test thread; the nemesis runs on its own thread.
  */
@@ -34,7 +38,8 @@ final class ProofRun {
 
     /** What a run found. */
     record Outcome(Plan plan, List<Op> history, List<Linearizability.Result> mutex, List<String> earlyExpiries,
-                   Map<String, FencedRegister.Summary> counters, List<Nemesis.Fault> faults, Path report) {
+                   Map<String, FencedRegister.Summary> counters, WatchChecker.Result watch, FifoChecker.Result fifo,
+                   List<Nemesis.Fault> faults, Path report) {
         List<Linearizability.Result> violations() {
             return mutex.stream().filter(r -> !r.ok()).toList();
         }
@@ -50,12 +55,72 @@ final class ProofRun {
             return bad;
         }
 
+        List<String> slowToAcquire() {
+            return ProofRun.slowToAcquire(history);
+        }
+
         boolean clean() {
-            return mutex.stream().allMatch(Linearizability.Result::ok) && earlyExpiries.isEmpty() && lostUpdates().isEmpty();
+            return mutex.stream().allMatch(Linearizability.Result::ok) && earlyExpiries.isEmpty() && lostUpdates().isEmpty()
+                    && slowToAcquire().isEmpty() && watch.ok() && fifo.ok();
         }
     }
 
+    /**
+     * The liveness bound: a hold of 200 ms per client ahead in the queue and a hand-off, with room for a slow machine;
+     * well under the round's wait, so a waiter that is only looked at when its wait runs out is caught.
+     */
+    static final long LIVENESS_BOUND_MS = 10_000;
+    /** Client threads on the Java SDK, besides the plan's plain-HTTP threads (and the SDK watcher). */
+    static final int SDK_THREADS = 2;
+
     private ProofRun() {
+    }
+
+    /** The liveness round's acquires that were not granted within {@link #LIVENESS_BOUND_MS}, one line each. */
+    static List<String> slowToAcquire(List<Op> history) {
+        List<String> slow = new ArrayList<>();
+        for (Op op : history) {
+            if (op.kind() == Op.Kind.ACQUIRE && op.process().startsWith(MutexWorkload.LIVENESS)) {
+                boolean granted = op.outcome() == Op.Outcome.GRANTED;
+                long ms = op.ret() == Op.NEVER ? -1 : TimeUnit.NANOSECONDS.toMillis(op.ret() - op.call());
+                if (!granted || ms > LIVENESS_BOUND_MS) {
+                    slow.add(op.process() + " on " + op.key() + ": " + op.outcome()
+                            + (ms < 0 ? ", no answer" : " after " + ms + " ms") + " (bound " + LIVENESS_BOUND_MS + " ms)");
+                }
+            }
+        }
+        return slow;
+    }
+
+    /**
+     * The other half of the expiry checker: an EXPIRED event of the watch stream that arrived before its session could
+     * legally have expired (the session's END operation starts at the send time of its last acknowledged keepalive
+     * plus its TTL). An event comes after the expiry it reports, so one that arrives earlier is an early expiry for sure.
+     */
+    static List<String> expiredEventsTooEarly(WatchRecorder.Recording watch, List<Op> history) {
+        Map<String, Long> earliest = new java.util.HashMap<>();
+        for (Op op : history) {
+            if (op.kind() == Op.Kind.END) {
+                earliest.merge(op.session(), op.call(), Math::min);
+            }
+        }
+        List<String> early = new ArrayList<>();
+        java.util.Set<String> reported = new java.util.HashSet<>();
+        for (WatchRecorder.Seen e : watch.events()) {
+            Long bound = e.session() == null ? null : earliest.get(e.session());
+            if ("EXPIRED".equals(e.type()) && bound != null && e.received() < bound && reported.add(e.session())) {
+                early.add("session " + e.session() + ": its EXPIRED event (" + e.name() + ", revision " + e.revision()
+                        + ") arrived " + TimeUnit.NANOSECONDS.toMillis(bound - e.received())
+                        + " ms before the session could legally have expired");
+            }
+        }
+        return early;
+    }
+
+    /** How many clients took part in the liveness round. */
+    static long livenessClients(List<Op> history) {
+        return history.stream().filter(op -> op.kind() == Op.Kind.ACQUIRE && op.process().startsWith(MutexWorkload.LIVENESS))
+                .count();
     }
 
     static Outcome run(Plan plan) throws Exception {
@@ -63,7 +128,7 @@ final class ProofRun {
             JavaLauncher launcher = cell.launcher;
             Path dir = launcher.logDir();
             List<String> args = List.of("--gateways", cell.endpoints().stream().map(Object::toString).collect(Collectors.joining(",")),
-                    "--threads", Integer.toString(plan.threads()), "--locks", Integer.toString(plan.locks()),
+                    "--threads", Integer.toString(plan.threads()), "--sdk-threads", Integer.toString(SDK_THREADS), "--locks", Integer.toString(plan.locks()),
                     "--seconds", Long.toString(plan.duration().toSeconds()), "--ttl-ms", Long.toString(plan.ttlMs()),
                     "--seed", Long.toString(plan.seed()), "--out", dir.toString(), "--name", "w1");
             long start = System.nanoTime();
@@ -83,13 +148,19 @@ final class ProofRun {
                 throw new AssertionError("the workload did not finish; log " + workload.log() + ":\n" + workload.logTail(40));
             }
             List<Op> history = History.read(dir.resolve("history-w1.jsonl"));
-            List<String> early = Files.readAllLines(dir.resolve("early-expiries-w1.txt"));
-            List<Linearizability.Result> mutex = Linearizability.checkPerKey(new FencedMutex(), history, 20_000_000);
+            WatchRecorder.Recording recording = WatchRecorder.read(dir.resolve("watch-w1.json"));
+            List<String> early = new ArrayList<>(Files.readAllLines(dir.resolve("early-expiries-w1.txt")));
+            early.addAll(expiredEventsTooEarly(recording, history));
+            List<Op> mutexOps = history.stream().filter(op -> !MutexWorkload.RW_LOCK.equals(op.key())).toList();
+            List<Linearizability.Result> mutex = Linearizability.checkPerKey(new FencedMutex(), mutexOps, 20_000_000);
+            FifoChecker.Result fifo = FifoChecker.check(history, MutexWorkload.RW_LOCK);
             Map<String, FencedRegister.Summary> counters = new com.fasterxml.jackson.databind.ObjectMapper().readValue(
                     dir.resolve("counters-w1.json").toFile(),
                     new com.fasterxml.jackson.core.type.TypeReference<java.util.TreeMap<String, FencedRegister.Summary>>() { });
             Path report = dir.resolve("report.md");
-            Outcome outcome = new Outcome(plan, history, mutex, early, counters, List.copyOf(nemesis.faults), report);
+            WatchChecker.Result watch = WatchChecker.check(recording, history);
+            Outcome outcome = new Outcome(plan, history, mutex, early, counters, watch, fifo, List.copyOf(nemesis.faults),
+                    report);
             Timeline.render(outcome, start, dir.resolve("timeline.png"));
             Files.writeString(report, report(outcome, start));
             return outcome;
@@ -101,7 +172,8 @@ final class ProofRun {
         StringBuilder b = new StringBuilder();
         b.append("# Proof run `").append(p.run()).append("`\n\n");
         b.append("Seed **").append(p.seed()).append("** (the same seed injects the same faults with the same pauses), ")
-                .append(p.duration().toSeconds()).append(" s, ").append(p.threads()).append(" client threads on ")
+                .append(p.duration().toSeconds()).append(" s, ").append(p.threads()).append(" plain-HTTP client threads, ")
+                .append(SDK_THREADS).append(" on the Java SDK and an SDK watcher, on ")
                 .append(p.locks()).append(" locks, session TTL ").append(p.ttlMs()).append(" ms, gateways' ZooKeeper session ")
                 .append(JepsenCell.ZK_SESSION_TIMEOUT_MS).append(" ms");
         if (p.fault() != null) {
@@ -123,6 +195,20 @@ final class ProofRun {
                 .append(" | ").append(o.counters().size()).append(" counters, ").append(acknowledged)
                 .append(" increments acknowledged, ").append(o.lostUpdates().size()).append(" counters off; ")
                 .append(refused).append(" stale reads or writes refused by the fence |\n");
+        List<String> slow = o.slowToAcquire();
+        b.append("| liveness (after the faults, every client acquires within ").append(LIVENESS_BOUND_MS / 1000)
+                .append(" s) | ").append(slow.isEmpty() && livenessClients(o.history()) > 0 ? "ok" : "**VIOLATION**")
+                .append(" | ").append(livenessClients(o.history()) - slow.size()).append(" of ")
+                .append(livenessClients(o.history())).append(" clients acquired in time |\n");
+        b.append("| FIFO and shared runs (").append(MutexWorkload.RW_LOCK).append(": queue order, no reader past a queued writer) | ")
+                .append(o.fifo().ok() ? "ok" : "**VIOLATION**").append(" | ").append(o.fifo().grants())
+                .append(" grants, ").append(o.fifo().problems().size()).append(" out of order; ")
+                .append(o.fifo().overlappingReaders()).append(" reader pairs held together |\n");
+        WatchChecker.Result w = o.watch();
+        b.append("| watch (every grant seen once, in revision order, across reconnections) | ")
+                .append(w.ok() ? "ok" : "**VIOLATION**").append(" | ").append(w.events()).append(" events, ")
+                .append(w.grantsChecked()).append(" grants checked, ").append(w.problems().size()).append(" problems; ")
+                .append(w.resyncs()).append(" RESYNCs excusing ").append(w.excused()).append(" grants |\n");
         Map<Op.Kind, Map<Op.Outcome, Long>> counts = new EnumMap<>(Op.Kind.class);
         for (Op op : o.history()) {
             counts.computeIfAbsent(op.kind(), k -> new EnumMap<>(Op.Outcome.class)).merge(op.outcome(), 1L, Long::sum);
@@ -150,6 +236,9 @@ final class ProofRun {
             b.append("\n## Violations\n\n```\n");
             o.violations().forEach(r -> b.append(rebase(r.toString(), start)).append("\n"));
             o.earlyExpiries().forEach(line -> b.append(line).append("\n"));
+            o.slowToAcquire().forEach(line -> b.append("liveness: ").append(line).append("\n"));
+            o.fifo().problems().stream().limit(20).forEach(line -> b.append("fifo: ").append(line).append("\n"));
+            o.watch().problems().stream().limit(50).forEach(line -> b.append("watch: ").append(line).append("\n"));
             o.lostUpdates().forEach((lock, c) -> b.append("fenced counter of ").append(lock).append(": value ")
                     .append(c.value()).append(" after ").append(c.acknowledged()).append(" acknowledged increments\n"));
             b.append("```\n");

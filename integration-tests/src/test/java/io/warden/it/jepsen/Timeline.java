@@ -51,6 +51,7 @@ final class Timeline {
         }
         XYIntervalSeries holds = new XYIntervalSeries("holds");
         XYIntervalSeries violating = new XYIntervalSeries("operations a violation names");
+        List<Bar> bars = new ArrayList<>();
         Map<String, Op> open = new HashMap<>();
         long last = start;
         for (Op op : o.history()) {
@@ -63,13 +64,14 @@ final class Timeline {
             } else if (op.kind() == Op.Kind.RELEASE) {
                 Op grant = open.remove(key);
                 if (grant != null) {
-                    bar(bad.contains(grant.id()) ? violating : holds, locks.indexOf(op.key()), grant.ret(), op.call(), start);
+                    bars.add(new Bar(bad.contains(grant.id()) ? violating : holds, locks.indexOf(op.key()), grant.ret(), op.call()));
                 }
             }
         }
         for (Op grant : open.values()) {
-            bar(bad.contains(grant.id()) ? violating : holds, locks.indexOf(grant.key()), grant.ret(), last, start);
+            bars.add(new Bar(bad.contains(grant.id()) ? violating : holds, locks.indexOf(grant.key()), grant.ret(), last));
         }
+        draw(bars, locks.size(), start);
         XYIntervalSeriesCollection data = new XYIntervalSeriesCollection();
         data.addSeries(holds);
         data.addSeries(violating);
@@ -118,10 +120,44 @@ final class Timeline {
         }
     }
 
-    private static void bar(XYIntervalSeries series, int row, long from, long to, long start) {
-        double x0 = seconds(from, start);
-        double x1 = Math.max(x0, seconds(to, start));
-        series.add((x0 + x1) / 2, x0, x1, row, row - 0.35, row + 0.35);
+    /** One hold to draw: on the row of its lock, from its grant's answer to its release's call. */
+    private record Bar(XYIntervalSeries series, int row, long from, long to) {
+    }
+
+    /**
+     * Draws the bars, holds that overlap in time on one row side by side in lanes (a hold of a row whose holds never
+     * overlap takes the row's whole height), so two holders at once show as two bars, not one over the other.
+     */
+    private static void draw(List<Bar> bars, int rows, long start) {
+        List<Bar> sorted = new ArrayList<>(bars);
+        sorted.sort(java.util.Comparator.comparingLong(Bar::from));
+        Map<Bar, Integer> laneOf = new java.util.IdentityHashMap<>();
+        int[] lanes = new int[Math.max(1, rows)];
+        List<List<Long>> laneEnds = new ArrayList<>();
+        for (int r = 0; r < Math.max(1, rows); r++) {
+            laneEnds.add(new ArrayList<>());
+        }
+        for (Bar b : sorted) {
+            List<Long> ends = laneEnds.get(b.row());
+            int lane = 0;
+            while (lane < ends.size() && ends.get(lane) > b.from()) {
+                lane++;
+            }
+            if (lane == ends.size()) {
+                ends.add(b.to());
+            } else {
+                ends.set(lane, Math.max(b.to(), b.from()));
+            }
+            laneOf.put(b, lane);
+            lanes[b.row()] = Math.max(lanes[b.row()], lane + 1);
+        }
+        for (Bar b : sorted) {
+            double x0 = seconds(b.from(), start);
+            double x1 = Math.max(x0, seconds(b.to(), start));
+            double height = 0.7 / lanes[b.row()];
+            double y0 = b.row() - 0.35 + laneOf.get(b) * height;
+            b.series().add((x0 + x1) / 2, x0, x1, b.row(), y0, y0 + height * 0.9);
+        }
     }
 
     private static double seconds(long nanos, long start) {

@@ -94,7 +94,11 @@ public final class LockEngine {
         this.sessions = new SessionHints(zk, maxRequestsPerSession);
         this.ends = new RequestEnds(zk, nodes, tombstones);
         this.reader = new LockReader(zk, nodes);
-        this.blockers = new BlockerWatches<>(zk, w -> w.state.get() == Waiting.WAITING, this::evaluate);
+        this.blockers = new BlockerWatches<>(zk, w -> w.state.get() == Waiting.WAITING, w -> {
+            if (!TestFault.active(TestFault.WAITERS_NEVER_WOKEN)) {
+                evaluate(w);
+            }
+        });
         zk.client().getConnectionStateListenable().addListener((c, state) -> {
             if (state == org.apache.curator.framework.state.ConnectionState.RECONNECTED) {
                 // Watches do not survive a ZooKeeper session expiry: look at every held call again.

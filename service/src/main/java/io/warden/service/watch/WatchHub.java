@@ -258,7 +258,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
             feed.catchUp(() -> activate(sub, true));
             return;
         }
-        if (sub.since != null) {
+        if (sub.since != null && !io.warden.service.TestFault.active(io.warden.service.TestFault.RESUME_FROM_NOW)) {
             // Still past it after catching up: answered like a revision older than the history, with the current state.
             Optional<List<EventHistory.Replay>> missed = sub.since > revision ? Optional.empty() : history.after(sub.since, sub.filter);
             if (missed.isPresent()) {
