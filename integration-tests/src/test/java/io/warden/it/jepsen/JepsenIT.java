@@ -78,12 +78,13 @@ class JepsenIT {
 
     /**
      * The watch checker, shown failing: gateways that answer a resumed watch from now on instead of from its revision,
-     * while the gateways are restarted one after the other (so the watcher's stream breaks, whichever gateway it is on,
-     * and resumes on the other).
+     * while the client links drop replies now and then (the watcher's stream stalls, is closed, and resumes).
      */
     @Test
     void resumeFromNow_isCaughtByTheWatchChecker() throws Exception {
-        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-watch", 7, 40, List.of(Nemesis.Kind.ROLLING_RESTART_GATEWAYS),
+        // Lost replies on a gateway's client link stall the watcher's stream there for 1-4 s, and the heal closes it:
+        // the resume must bring what the stall held back (a restart or a kill breaks the stream for a moment only).
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-watch", 7, 40, List.of(Nemesis.Kind.LOST_REPLIES),
                 "RESUME_FROM_NOW"));
         assertThat(o.watch().problems()).as("report %s", o.report()).isNotEmpty();
     }
