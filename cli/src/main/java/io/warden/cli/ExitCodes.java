@@ -18,6 +18,8 @@ final class ExitCodes {
     static final int UNREACHABLE = 5;
     /** Not found: no such session or lease, or the lease did not hold that lock. */
     static final int NOT_FOUND = 6;
+    /** Not allowed: no or unknown credentials (401), or the principal may not do this (403). */
+    static final int DENIED = 7;
     /** {@code warden lock}: the command could not be started (as a shell reports it). */
     static final int CANNOT_START = 127;
 

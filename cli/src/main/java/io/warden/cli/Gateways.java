@@ -45,7 +45,15 @@ final class Gateways {
     private final Duration timeout;
     private final HttpClient http;
 
+    /** {@code Bearer TOKEN}, or null for a cell in open mode. */
+    private final String authorization;
+
     Gateways(List<URI> endpoints, Duration timeout) {
+        this(endpoints, timeout, null);
+    }
+
+    Gateways(List<URI> endpoints, Duration timeout, String token) {
+        this.authorization = token == null ? null : "Bearer " + token;
         this.endpoints = endpoints;
         this.timeout = timeout;
         this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
@@ -72,7 +80,7 @@ final class Gateways {
     Reply call(String method, String path, Map<String, ?> body, Duration callTimeout) {
         String failures = "";
         for (URI endpoint : endpoints) {
-            HttpRequest.Builder rb = HttpRequest.newBuilder(resolve(endpoint, path)).timeout(callTimeout)
+            HttpRequest.Builder rb = authorize(HttpRequest.newBuilder(resolve(endpoint, path))).timeout(callTimeout)
                     .header("Accept", "application/json");
             try {
                 if (body != null) {
@@ -99,9 +107,15 @@ final class Gateways {
     }
 
     /** Maps an answer that is not a success to the command's exit code. */
+    /** Adds the credentials, if any. */
+    HttpRequest.Builder authorize(HttpRequest.Builder b) {
+        return authorization == null ? b : b.header("Authorization", authorization);
+    }
+
     static CliException failure(String what, Reply r) {
         int code = switch (r.status()) {
             case 400, 413 -> ExitCodes.USAGE;
+            case 401, 403 -> ExitCodes.DENIED;
             case 404 -> ExitCodes.NOT_FOUND;
             case 409 -> ExitCodes.NOT_ACQUIRED;
             case 503 -> ExitCodes.UNREACHABLE;

@@ -35,9 +35,11 @@ import java.util.List;
         "  4:   lock lost while the command ran (session lost or no longer confirmed); the command was killed",
         "  5:   no gateway reachable, or the cell is unavailable (no ZooKeeper quorum)",
         "  6:   not found: unknown session or lease, or the lease does not hold that lock",
+        "  7:   not allowed: no or unknown credentials (401), or the principal may not do this (403)",
         "127:   lock: the command could not be started"},
         footerHeading = "%nEnvironment:%n",
-        footer = "  WARDEN_ENDPOINTS  default for --endpoints")
+        footer = {"  WARDEN_ENDPOINTS   default for --endpoints",
+                "  WARDEN_TOKEN_FILE  default for --token-file"})
 public final class WardenCli {
     @Spec
     CommandLine.Model.CommandSpec spec;
@@ -63,6 +65,38 @@ public final class WardenCli {
 
     @Option(names = "--json", scope = ScopeType.INHERIT, description = "Machine output: JSON.")
     boolean json;
+
+    @Option(names = "--token", scope = ScopeType.INHERIT, paramLabel = "TOKEN",
+            description = "Bearer token of your principal, for a cell with an auth file (prefer --token-file: "
+                    + "a command line is visible to other users of the machine).")
+    String token;
+
+    @Option(names = "--token-file", scope = ScopeType.INHERIT, paramLabel = "FILE",
+            defaultValue = "${env:WARDEN_TOKEN_FILE}",
+            description = "File whose first line is the bearer token (env WARDEN_TOKEN_FILE).")
+    java.nio.file.Path tokenFile;
+
+    /** The bearer token from --token or --token-file, or null for a cell in open mode. */
+    String token() {
+        if (token != null && tokenFile != null && spec.commandLine().getParseResult().hasMatchedOption("--token-file")) {
+            throw usage("give --token or --token-file, not both");
+        }
+        String t = token;
+        if (t == null && tokenFile != null) {
+            try {
+                t = java.nio.file.Files.readAllLines(tokenFile).stream().findFirst().orElse("").strip();
+            } catch (java.io.IOException | RuntimeException e) {
+                throw usage("--token-file " + tokenFile + ": cannot be read: " + e.getMessage());
+            }
+            if (t.isEmpty()) {
+                throw usage("--token-file " + tokenFile + ": the first line is empty");
+            }
+        }
+        if (t != null && (t.length() > 4096 || t.chars().anyMatch(c -> c < 0x21 || c > 0x7e))) {
+            throw usage("the token must be 1-4096 printable ASCII characters without spaces");
+        }
+        return t;
+    }
 
     public static void main(String[] args) {
         System.exit(commandLine().execute(args));
@@ -133,15 +167,20 @@ public final class WardenCli {
     }
 
     Gateways gateways() {
-        return new Gateways(endpointUris(), timeout);
+        return new Gateways(endpointUris(), timeout, token());
     }
 
     /** Opens a session with the SDK (kept alive in the background). */
     WardenClient client() {
         List<URI> uris = endpointUris();
         try {
-            return WardenClient.builder().endpoints(uris.stream().map(URI::toString).toArray(String[]::new))
-                    .clientId(clientId()).sessionTtl(ttl).requestTimeout(timeout).build();
+            WardenClient.Builder b = WardenClient.builder().endpoints(uris.stream().map(URI::toString).toArray(String[]::new))
+                    .clientId(clientId()).sessionTtl(ttl).requestTimeout(timeout);
+            String t = token();
+            if (t != null) {
+                b.bearerToken(t);
+            }
+            return b.build();
         } catch (IllegalArgumentException | IllegalStateException e) {
             throw usage(e.getMessage());
         } catch (WardenClientException e) {
@@ -157,6 +196,7 @@ public final class WardenCli {
         } else {
             code = switch (e.status()) {
                 case 400, 413 -> ExitCodes.USAGE;
+                case 401, 403 -> ExitCodes.DENIED;
                 case 404 -> ExitCodes.NOT_FOUND;
                 default -> ExitCodes.ERROR;
             };

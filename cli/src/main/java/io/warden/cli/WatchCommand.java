@@ -109,7 +109,7 @@ final class WatchCommand implements Callable<Integer> {
         // The stream resumes after the last whole transaction: the events of a transaction it printed in part come
         // again, in the same order (every gateway publishes a transaction's events alike), and are not printed twice.
         skip = partialRevision == null ? 0 : partialCount;
-        HttpRequest request = HttpRequest.newBuilder(Gateways.resolve(endpoint, "/v1/watch" + Gateways.query(q)))
+        HttpRequest request = gateways.authorize(HttpRequest.newBuilder(Gateways.resolve(endpoint, "/v1/watch" + Gateways.query(q))))
                 .header("Accept", "text/event-stream").GET().build();
         HttpResponse<InputStream> r = gateways.http().send(request, HttpResponse.BodyHandlers.ofInputStream());
         try (InputStream in = r.body();

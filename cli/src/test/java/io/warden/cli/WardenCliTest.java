@@ -194,6 +194,32 @@ class WardenCliTest {
     }
 
     @Test
+    void againstACellWithAnAuthFile_theCliAuthenticatesWithItsTokenFile_andWithoutOneExits7() throws Exception {
+        gateway.close();
+        Path auth = tmp.resolve("auth.yaml");
+        String token = "cli-token-0123456789abcdef";
+        java.nio.file.Files.writeString(auth, "principals:\n  - name: ops\n    token_sha256: "
+                + io.warden.service.auth.AuthFile.sha256(token) + "\n    grants: [{namespace: \"*\", role: lock}]\n");
+        gateway = Gateway.start(fx.config().toBuilder().httpHost("127.0.0.1").authFile(auth).build());
+        url = "http://127.0.0.1:" + gateway.httpPort();
+        Path tokenFile = tmp.resolve("token");
+        java.nio.file.Files.writeString(tokenFile, token + "\n");
+
+        Run denied = warden("get", "payments/a");
+        assertThat(denied.code()).as(denied.err()).isEqualTo(7);
+        assertThat(denied.err()).contains("401", "UNAUTHENTICATED");
+        Run locked = warden("--token-file", tokenFile.toString(), "lock", "payments/a", "--", "true");
+        assertThat(locked.code()).as(locked.err()).isZero();
+        Run leased = warden("--token", token, "acquire", "user:1", "--json");
+        assertThat(leased.code()).as(leased.err()).isZero();
+        Run listed = warden("--token-file", tokenFile.toString(), "ls", "--json");
+        assertThat(listed.code()).as(listed.err()).isZero();
+        assertThat(listed.out()).contains("default/user:1");
+        Run wrong = warden("--token", "not-the-token-0123456789", "ls");
+        assertThat(wrong.code()).isEqualTo(7);
+    }
+
+    @Test
     void acquireRenewAndReleaseALease() throws Exception {
         Run acquired = warden("--ttl", "30s", "acquire", "user:42", "--json");
         assertThat(acquired.code()).as(acquired.err()).isZero();

@@ -47,11 +47,31 @@ final class HttpGateway {
     private final ScheduledExecutorService scheduler;
     private final LongSupplier ticker;
 
+    /** {@code Bearer TOKEN}, sent with every call, stream and socket; null without a token. */
+    private final String authorization;
+
     HttpGateway(List<URI> endpoints, ScheduledExecutorService scheduler, LongSupplier ticker) {
+        this(endpoints, scheduler, ticker, null, null);
+    }
+
+    HttpGateway(List<URI> endpoints, ScheduledExecutorService scheduler, LongSupplier ticker, String bearerToken,
+                javax.net.ssl.SSLContext ssl) {
         this.endpoints = endpoints.stream().map(u -> u.toString().replaceAll("/+$", "")).toList();
         this.scheduler = scheduler;
         this.ticker = ticker;
-        this.http = SharedHttp.client(); // one per process: a JDK 17 HttpClient cannot be closed (issue 10, finding 8)
+        this.authorization = bearerToken == null ? null : "Bearer " + bearerToken;
+        // One per process (per SSLContext): a JDK 17 HttpClient cannot be closed (issue 10, finding 8)
+        this.http = SharedHttp.client(ssl);
+    }
+
+    /** Adds the credentials, if any, to a request (calls, watches). */
+    HttpRequest.Builder authorize(HttpRequest.Builder b) {
+        return authorization == null ? b : b.header("Authorization", authorization);
+    }
+
+    /** Adds the credentials, if any, to a WebSocket's upgrade request. */
+    java.net.http.WebSocket.Builder authorize(java.net.http.WebSocket.Builder b) {
+        return authorization == null ? b : b.header("Authorization", authorization);
     }
 
     /** The endpoint the next call goes to. */
@@ -87,7 +107,7 @@ final class HttpGateway {
             HttpRequest.BodyPublisher body = call.body() == null
                     ? HttpRequest.BodyPublishers.noBody()
                     : HttpRequest.BodyPublishers.ofByteArray(Wire.JSON.writeValueAsBytes(call.body()));
-            request = HttpRequest.newBuilder(URI.create(base + call.path()))
+            request = authorize(HttpRequest.newBuilder(URI.create(base + call.path())))
                     .timeout(timeout)
                     .header("Accept", "application/json")
                     .header("Content-Type", "application/json")

@@ -2,6 +2,7 @@ package io.warden.client;
 
 import java.net.http.HttpClient;
 import java.time.Duration;
+import javax.net.ssl.SSLContext;
 
 /**
  * The one {@link HttpClient} of every {@link WardenClient} in this process (issue 10, finding 8). On Java 17 an
@@ -30,5 +31,24 @@ final class SharedHttp {
 
     static HttpClient client() {
         return Holder.CLIENT;
+    }
+
+    /**
+     * Clients with an {@link SSLContext} of their own (mTLS or a private CA), one per context: applications make one
+     * context and keep it, so this map holds a handful (each entry lives as long as the process, as the shared client
+     * does). Thread-safe.
+     */
+    private static final java.util.Map<SSLContext, HttpClient> WITH_TLS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    static HttpClient client(SSLContext ssl) {
+        if (ssl == null) {
+            return client();
+        }
+        return WITH_TLS.computeIfAbsent(ssl, c -> HttpClient.newBuilder()
+                .version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(CONNECT_TIMEOUT)
+                .followRedirects(HttpClient.Redirect.NEVER)
+                .sslContext(c)
+                .build());
     }
 }

@@ -265,7 +265,7 @@ final class SseWatch implements Watch {
     private boolean stream(String base) throws IOException, InterruptedException {
         String sinceParam = sinceParameter();
         URI uri = URI.create(base + "/v1/watch?" + options.query() + (sinceParam == null ? "" : "&since_revision=" + sinceParam));
-        HttpRequest request = HttpRequest.newBuilder(uri).timeout(requestTimeout)
+        HttpRequest request = gateway.authorize(HttpRequest.newBuilder(uri)).timeout(requestTimeout)
                 .header("Accept", "text/event-stream").GET().build();
         HttpResponse<InputStream> response = gateway.http().send(request, HttpResponse.BodyHandlers.ofInputStream());
         InputStream in = response.body();

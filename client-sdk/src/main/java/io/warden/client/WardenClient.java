@@ -102,7 +102,7 @@ public final class WardenClient implements AutoCloseable {
         scheduler.setRemoveOnCancelPolicy(true);
         this.events = Executors.newSingleThreadExecutor(daemon("warden-client-" + n + "-events"));
         Duration connectTimeout = b.requestTimeout.compareTo(Duration.ofSeconds(2)) < 0 ? b.requestTimeout : Duration.ofSeconds(2);
-        this.gateway = new HttpGateway(b.endpoints, scheduler, b.ticker);
+        this.gateway = new HttpGateway(b.endpoints, scheduler, b.ticker, b.bearerToken, b.sslContext);
         this.transport = b.webSocketKeepalive == Boolean.FALSE
                 ? new UnaryKeepaliveTransport(gateway)
                 : new WebSocketKeepaliveTransport(gateway, new UnaryKeepaliveTransport(gateway), scheduler, b.ticker, connectTimeout);
@@ -343,8 +343,35 @@ public final class WardenClient implements AutoCloseable {
         private Duration maxWaitPerCall;
         private LongSupplier ticker;
         private Boolean webSocketKeepalive;
+        private String bearerToken;
+        private javax.net.ssl.SSLContext sslContext;
 
         private Builder() {
+        }
+
+        /**
+         * The bearer token of this client's principal, for a cell with an auth file (sent as
+         * {@code Authorization: Bearer TOKEN} with every call, watch and keepalive socket). Without one the client
+         * works only against a cell in open mode; a cell with an auth file answers 401, which {@link #build()} reports.
+         */
+        public Builder bearerToken(String token) {
+            requireUnset("bearerToken", bearerToken == null ? null : "(a token)");
+            Objects.requireNonNull(token, "bearerToken");
+            if (token.isBlank() || token.length() > 4096 || token.chars().anyMatch(c -> c < 0x21 || c > 0x7e)) {
+                throw new IllegalArgumentException("bearerToken must be 1-4096 printable ASCII characters without spaces");
+            }
+            this.bearerToken = token;
+            return this;
+        }
+
+        /**
+         * The TLS context for {@code https} endpoints: trust for the cell's CA and, for mTLS, this client's key and
+         * certificate (whose CN names its principal). Default: the JVM's default context.
+         */
+        public Builder sslContext(javax.net.ssl.SSLContext context) {
+            requireUnset("sslContext", sslContext);
+            this.sslContext = Objects.requireNonNull(context, "sslContext");
+            return this;
         }
 
         /** The cell's gateways, e.g. {@code "http://gw1:7070"}; calls fail over among them in this order. */

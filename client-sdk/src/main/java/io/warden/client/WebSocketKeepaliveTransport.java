@@ -198,7 +198,7 @@ final class WebSocketKeepaliveTransport implements KeepaliveTransport {
 
         void connect() {
             try {
-                gateway.http().newWebSocketBuilder().connectTimeout(connectTimeout)
+                gateway.authorize(gateway.http().newWebSocketBuilder()).connectTimeout(connectTimeout)
                         .buildAsync(webSocketUri(endpoint, sessionId), this)
                         .whenComplete((w, error) -> {
                             if (error != null) {

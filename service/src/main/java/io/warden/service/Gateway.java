@@ -7,6 +7,7 @@ import io.warden.console.ConsoleSettings;
 import io.warden.console.WardenConsole;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.console.ConsoleBridge;
+import io.warden.service.auth.Authenticator;
 import io.warden.service.http.HttpApi;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
@@ -64,6 +65,7 @@ public final class Gateway implements AutoCloseable {
     private final PersistentNode registration;
     private final LeaderLatch leader;
     private final HttpApi http;
+    private final Authenticator authenticator;
     private final Warden warden;
     private final LockLister lister;
     /** Written by adoption passes (Curator's and ZooKeeper's threads), read by the next; see {@link #adopt(boolean)}. */
@@ -116,10 +118,26 @@ public final class Gateway implements AutoCloseable {
                 config.zkConnect(), leader::hasLeadership);
         WardenConsole pages = new WardenConsole(console, new ConsoleSettings(config.consoleAdminToken(),
                 ConsoleSettings.DEFAULT_POLL, ConsoleSettings.DEFAULT_LOGIN_TTL), java.time.Clock.systemUTC());
+        this.authenticator = config.authFile() == null ? Authenticator.open() : Authenticator.fromFile(config.authFile());
+        if (!authenticator.enabled()) {
+            log.warn("No --auth-file: open mode. Anyone who can reach this gateway may use, keep alive, release or close "
+                    + "any session; see docs/operations.md, \"Securing a cell\"");
+        }
+        Authenticator auth = this.authenticator;
+        io.micrometer.core.instrument.FunctionCounter.builder("warden.auth.reloads", auth, Authenticator::reloads)
+                .tag("result", "ok").description("auth-file reloads that took effect").register(registry);
+        io.micrometer.core.instrument.FunctionCounter.builder("warden.auth.reloads", auth, Authenticator::refusedReloads)
+                .tag("result", "refused").description("auth-file reloads refused (a bad file; the last good one is kept)")
+                .register(registry);
         this.http = new HttpApi(warden, watches, config, registry, cfg -> {
             pages.mount(cfg);
             console.mountPeerRoute(cfg);
-        });
+        }, authenticator);
+    }
+
+    /** Reads the auth file again now (SIGHUP); a bad file is refused and the last good one kept. */
+    public boolean reloadAuthFile() {
+        return authenticator.reload();
     }
 
     /** Connects to {@code config.zkConnect()} (must be set), registers the gateway and serves HTTP on {@code config.httpPort()} (0 = any free port). */
@@ -465,6 +483,7 @@ public final class Gateway implements AutoCloseable {
         console.close();
         watches.close();
         quietly(http::stop);
+        quietly(authenticator::close);
         quietly(leader::close);
         quietly(registration::close);
         quietly(client::close);

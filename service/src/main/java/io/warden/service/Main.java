@@ -73,6 +73,7 @@ public final class Main {
             return;
         }
 
+        reloadOnSighup(gateway);
         CountDownLatch stopped = new CountDownLatch(1);
         EmbeddedZooKeeper zk = embedded;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(gateway, zk, stopped), "warden-shutdown"));
@@ -84,6 +85,19 @@ public final class Main {
             stopped.await(); // the gateway's threads serve; this thread only keeps the process up until a signal
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** SIGHUP re-reads the auth file (as it is re-read when it changes); where the JVM offers no signals, nothing. */
+    @SuppressWarnings("removal")
+    private static void reloadOnSighup(Gateway gateway) {
+        try {
+            sun.misc.Signal.handle(new sun.misc.Signal("HUP"), sig -> {
+                LOG.info("SIGHUP: reading the auth file again");
+                gateway.reloadAuthFile();
+            });
+        } catch (IllegalArgumentException | UnsupportedOperationException | LinkageError e) {
+            LOG.debug("SIGHUP cannot be handled here: {}", e.toString());
         }
     }
 

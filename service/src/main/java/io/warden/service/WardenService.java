@@ -42,6 +42,16 @@ final class WardenService implements Warden {
     }
 
     @Override
+    public CompletableFuture<SessionGrant> openSession(String principal, String clientId, long ttlMs, long lockDelayMs) {
+        return guard(() -> sessions.open(principal, clientId, ttlMs, lockDelayMs));
+    }
+
+    @Override
+    public CompletableFuture<java.util.Optional<String>> sessionPrincipal(String sessionId) {
+        return guard(() -> sessions.principalOf(sessionId));
+    }
+
+    @Override
     public CompletableFuture<SessionView> session(String sessionId) {
         return guard(() -> sessions.view(sessionId));
     }

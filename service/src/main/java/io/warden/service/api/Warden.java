@@ -14,6 +14,22 @@ public interface Warden {
     /** Opens a session; {@code ttlMs} is clamped to the configured range, {@code lockDelayMs} must be 0..60000. */
     CompletableFuture<SessionGrant> openSession(String clientId, long ttlMs, long lockDelayMs);
 
+    /**
+     * Opens a session owned by {@code principal} (null in open mode): only it or an admin of the session's namespaces
+     * may use it (contract §6). The default ignores the owner, for front ends without authentication.
+     */
+    default CompletableFuture<SessionGrant> openSession(String principal, String clientId, long ttlMs, long lockDelayMs) {
+        return openSession(clientId, ttlMs, lockDelayMs);
+    }
+
+    /**
+     * The principal that owns the session, empty for a session opened in open mode; SESSION_NOT_FOUND when there is no
+     * such session. The default knows of no owners.
+     */
+    default CompletableFuture<java.util.Optional<String>> sessionPrincipal(String sessionId) {
+        return session(sessionId).thenApply(v -> java.util.Optional.empty());
+    }
+
     CompletableFuture<SessionView> session(String sessionId);
 
     /**

@@ -58,6 +58,16 @@ public class WardenException extends RuntimeException {
         return new WardenException(ErrorCode.RESOURCE_EXHAUSTED, message);
     }
 
+    /** No credentials, or credentials no principal has (401; the reply carries {@code WWW-Authenticate}). */
+    public static WardenException unauthenticated(String message) {
+        return new WardenException(ErrorCode.UNAUTHENTICATED, message);
+    }
+
+    /** An authenticated principal asked for what its grants do not allow (403); the message names what is needed. */
+    public static WardenException permissionDenied(String message) {
+        return new WardenException(ErrorCode.PERMISSION_DENIED, message);
+    }
+
     /** A bad request field; {@link #field()} names it (JSON name, snake_case). */
     public static final class InvalidArgumentException extends WardenException {
         private final String field;

@@ -328,6 +328,17 @@ public final class ConfigLoader {
                     + " is the same as " + describe(Setting.HTTP_PORT, c, sources)
                     + ": expected two different ports (or 0 for any free port)");
         }
+        if (c.authFile() != null) {
+            try {
+                io.warden.service.auth.AuthFile.read(c.authFile()); // a bad file stops start-up with its one line
+            } catch (io.warden.service.auth.AuthFileException e) {
+                throw new ConfigException(Setting.AUTH_FILE.key(), e.getMessage() + " (auth-file from "
+                        + sources.get(Setting.AUTH_FILE) + ")");
+            }
+        } else if (c.metricsAuth()) {
+            throw new ConfigException(Setting.METRICS_AUTH.key(), describe(Setting.METRICS_AUTH, c, sources)
+                    + " needs auth-file: without principals there is nobody to let in");
+        }
     }
 
     private static String describe(Setting s, WardenConfig c, Map<Setting, String> sources) {

@@ -80,7 +80,15 @@ enum Setting {
             "watch streams (GET /v1/watch) of names and prefixes one gateway serves (429 past it); a session's own watch "
                     + "(session_id= alone, what the Java client keeps while it holds locks) counts against "
                     + "max-sessions-per-gateway instead, at most 4 per session",
-            WardenConfig::maxWatches, (b, v) -> b.maxWatches((Integer) v));
+            WardenConfig::maxWatches, (b, v) -> b.maxWatches((Integer) v)),
+    AUTH_FILE("auth-file", Kind.FILE,
+            "YAML file of principals (bearer-token SHA-256s, grants per namespace: read < lock < admin); re-read on "
+                    + "change and on SIGHUP, a bad file refused keeping the last good one. Unset = open mode: no "
+                    + "authentication, everyone may do everything (docs/operations.md, \"Securing a cell\")",
+            WardenConfig::authFile, (b, v) -> b.authFile((Path) v)),
+    METRICS_AUTH("metrics-auth", Kind.BOOLEAN,
+            "with an auth file: GET /metrics needs credentials too (any principal); false = /metrics stays open",
+            WardenConfig::metricsAuth, (b, v) -> b.metricsAuth((Boolean) v));
 
     /** Longest duration setting, one day: longer than any sensible timeout, far from overflowing anything. */
     static final long MAX_DURATION_MS = 86_400_000L;
@@ -143,6 +151,7 @@ enum Setting {
         if (value == null) {
             return this == ZK ? "(unset: embedded ZooKeeper)" : this == CONSOLE_ADMIN_TOKEN ? "(unset: console read-only)"
                     : this == ADVERTISE_HOST ? "(unset: derived)"
+                    : this == AUTH_FILE ? "(unset: open mode)"
                     : "(unset: generated)";
         }
         return kind.render(value);
@@ -197,6 +206,23 @@ enum Setting {
                 }
                 require(!text.equals("/zookeeper") && !text.startsWith("/zookeeper/"));
                 return text;
+            }
+        },
+        FILE("FILE", "a file system path") {
+            @Override
+            Object parse(String text) {
+                try {
+                    return Path.of(text);
+                } catch (InvalidPathException e) {
+                    throw new IllegalArgumentException(e);
+                }
+            }
+        },
+        BOOLEAN("true|false", "true or false") {
+            @Override
+            Object parse(String text) {
+                require(text.equals("true") || text.equals("false"));
+                return Boolean.valueOf(text);
             }
         },
         PATH("DIR", "a file system path") {

@@ -34,6 +34,8 @@ import java.time.Duration;
  * @param watchBufferBytes      what all watch streams together may hold queued, in bytes; 0 = an eighth of the heap
  * @param maxWatches            watch streams ({@code GET /v1/watch}) of names or prefixes one gateway serves; a session's
  *                              own watch ({@code session_id=} alone) counts against max-sessions-per-gateway instead
+ * @param authFile              the principals and their grants (YAML), or null for open mode (no authentication)
+ * @param metricsAuth           whether {@code GET /metrics} needs credentials too (only with an auth file)
  */
 public record WardenConfig(
         String httpHost,
@@ -57,7 +59,9 @@ public record WardenConfig(
         String advertiseHost,
         String consoleAdminToken,
         long watchBufferBytes,
-        int maxWatches) {
+        int maxWatches,
+        Path authFile,
+        boolean metricsAuth) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -70,7 +74,8 @@ public record WardenConfig(
                 + ", maxSessionsPerGateway=" + maxSessionsPerGateway + ", leaseNamespace=" + leaseNamespace
                 + ", drainTimeout=" + drainTimeout + ", maxBodyBytes=" + maxBodyBytes + ", gatewayId=" + gatewayId
                 + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)")
-                + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + "]";
+                + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + ", authFile=" + authFile
+                + ", metricsAuth=" + metricsAuth + "]";
     }
 
     public static WardenConfig defaults() {
@@ -96,7 +101,9 @@ public record WardenConfig(
                 null,
                 null,
                 0L,
-                10_000);
+                10_000,
+                null,
+                false);
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -157,6 +164,8 @@ public record WardenConfig(
         private String gatewayId;
         private long watchBufferBytes;
         private int maxWatches;
+        private Path authFile;
+        private boolean metricsAuth;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -181,6 +190,8 @@ public record WardenConfig(
             consoleAdminToken = c.consoleAdminToken;
             watchBufferBytes = c.watchBufferBytes;
             maxWatches = c.maxWatches;
+            authFile = c.authFile;
+            metricsAuth = c.metricsAuth;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -205,12 +216,14 @@ public record WardenConfig(
         public Builder consoleAdminToken(String v) { consoleAdminToken = v; return this; }
         public Builder watchBufferBytes(long v) { watchBufferBytes = v; return this; }
         public Builder maxWatches(int v) { maxWatches = v; return this; }
+        public Builder authFile(Path v) { authFile = v; return this; }
+        public Builder metricsAuth(boolean v) { metricsAuth = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
                     maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
-                    advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches);
+                    advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, authFile, metricsAuth);
         }
     }
 }

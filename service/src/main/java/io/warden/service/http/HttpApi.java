@@ -12,6 +12,7 @@ import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.Warden;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.api.WardenException;
+import io.warden.service.auth.Authenticator;
 import io.warden.service.watch.WatchMemory;
 import io.warden.service.watch.WatchSource;
 import java.time.Duration;
@@ -63,6 +64,7 @@ public final class HttpApi {
     private final WatchSource watches;
     private final WardenConfig config;
     private final PrometheusMeterRegistry registry;
+    private final Authenticator authenticator;
     /** Request timers by route, method and status, registered once (the set is small: templates, not paths). */
     private final java.util.Map<String, Timer> timers = new java.util.concurrent.ConcurrentHashMap<>();
     private final Json json = new Json();
@@ -71,6 +73,8 @@ public final class HttpApi {
     private volatile Javalin app;
 
     private volatile WatchRoutes watchRoutes;
+    /** Set by {@link #configure} before any route is served. */
+    private volatile Access access;
     private volatile KeepaliveSockets keepaliveSockets;
 
     /** An API without watches: {@code GET /v1/watch} answers 503. */
@@ -90,6 +94,16 @@ public final class HttpApi {
      */
     public HttpApi(Warden warden, WatchSource watches, WardenConfig config, PrometheusMeterRegistry registry,
                    java.util.function.Consumer<JavalinConfig> extraRoutes) {
+        this(warden, watches, config, registry, extraRoutes, Authenticator.open());
+    }
+
+    /**
+     * With {@code authenticator}: who the callers of {@code /v1}, {@code /lock} (and with {@code metrics-auth}
+     * {@code /metrics}) are, and so what they may do (contract §6); {@link Authenticator#open()} lets everyone in.
+     */
+    public HttpApi(Warden warden, WatchSource watches, WardenConfig config, PrometheusMeterRegistry registry,
+                   java.util.function.Consumer<JavalinConfig> extraRoutes, Authenticator authenticator) {
+        this.authenticator = Objects.requireNonNull(authenticator, "authenticator");
         this.extraRoutes = Objects.requireNonNull(extraRoutes, "extraRoutes");
         this.warden = Objects.requireNonNull(warden, "warden");
         this.watches = Objects.requireNonNull(watches, "watches");
@@ -200,8 +214,10 @@ public final class HttpApi {
 
         Exchange exchange = new Exchange(json, problems, config.maxBodyBytes(), responseExecutor());
         Requests requests = new Requests(json, config);
-        LockRoutes v1 = new LockRoutes(warden, requests, exchange);
-        LeaseRoutes lease = new LeaseRoutes(warden, requests, exchange);
+        Access access = new Access(authenticator, warden, CertificatePrincipal::commonName);
+        this.access = access;
+        LockRoutes v1 = new LockRoutes(warden, requests, exchange, access);
+        LeaseRoutes lease = new LeaseRoutes(warden, requests, exchange, access);
         WatchMemory watchMemory = WatchMemory.of(config.watchBufferBytes());
         io.micrometer.core.instrument.Gauge.builder("warden.watch.buffer.bytes", watchMemory, WatchMemory::used)
                 .description("bytes queued by all watch streams for their clients (shared frames once)").register(registry);
@@ -211,8 +227,8 @@ public final class HttpApi {
                 .description("what all watch streams together may hold queued (watch-buffer-bytes)").register(registry);
         io.micrometer.core.instrument.FunctionCounter.builder("warden.watch.streams.cut.memory", watchMemory, WatchMemory::cuts)
                 .description("watch streams cut because the watch buffer was full").register(registry);
-        WatchRoutes watch = new WatchRoutes(watches, exchange, json, responseExecutor(), watchMemory);
-        KeepaliveSockets sockets = new KeepaliveSockets(warden, json, () -> draining);
+        WatchRoutes watch = new WatchRoutes(watches, exchange, json, responseExecutor(), watchMemory, access);
+        KeepaliveSockets sockets = new KeepaliveSockets(warden, json, () -> draining, access);
         watchRoutes = watch;
         keepaliveSockets = sockets;
 
@@ -238,14 +254,22 @@ public final class HttpApi {
         extraRoutes.accept(cfg);
     }
 
-    /** Registers {@code handler} behind the drain check and the one exception-to-problem mapping. */
+    /**
+     * Registers {@code handler} behind the drain check, authentication (every {@code /v1} and {@code /lock} call, and
+     * {@code /metrics} with metrics-auth; never {@code /health/*}) and the one exception-to-problem mapping.
+     */
     private void route(JavalinConfig cfg, HandlerType method, String template, Handler handler) {
         boolean exempt = DRAIN_EXEMPT.contains(template);
+        boolean authenticated = template.startsWith("/v1/") || template.startsWith("/lock/")
+                || (template.equals("/metrics") && config.metricsAuth());
         cfg.routes.addHttpHandler(method, template, ctx -> {
             ctx.attribute(ROUTE, template);
             try {
                 if (draining && !exempt) {
                     throw ProblemException.draining();
+                }
+                if (authenticated) {
+                    access.authenticate(ctx);
                 }
                 handler.handle(ctx);
             } catch (Exception | LinkageError | AssertionError e) {

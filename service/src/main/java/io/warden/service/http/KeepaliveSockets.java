@@ -19,7 +19,9 @@ import java.util.function.BooleanSupplier;
  *   <li>4404 when the session is gone (expired or closed);</li>
  *   <li>4400 when the path's session id is malformed;</li>
  *   <li>1001 when this gateway drains (the client reconnects to another);</li>
- *   <li>1008 when a client has more than {@link #MAX_IN_FLIGHT} heartbeats unanswered.</li>
+ *   <li>1008 when a client has more than {@link #MAX_IN_FLIGHT} heartbeats unanswered;</li>
+ *   <li>4401 without credentials a principal has, 4403 when the session is another principal's (with an auth file;
+ *       checked once, at connect, before the first heartbeat is answered).</li>
  * </ul>
  * A 503 from the engine (no ZooKeeper, or this gateway lost its ZooKeeper session) is a frame
  * {@code {"error":"UNAVAILABLE","detail":...}} and the socket stays open: the client may keep trying or fail over.
@@ -33,6 +35,8 @@ final class KeepaliveSockets {
     static final int CLOSE_INVALID = 4400;
     static final int CLOSE_GOING_AWAY = 1001;
     static final int CLOSE_POLICY = 1008;
+    static final int CLOSE_UNAUTHENTICATED = 4401;
+    static final int CLOSE_PERMISSION_DENIED = 4403;
     static final int MAX_IN_FLIGHT = 16;
     private static final Logger log = LoggerFactory.getLogger(KeepaliveSockets.class);
 
@@ -42,7 +46,10 @@ final class KeepaliveSockets {
     /** Open sockets by Javalin's socket id. */
     private final Map<String, Socket> sockets = new ConcurrentHashMap<>();
 
-    KeepaliveSockets(Warden warden, Json json, BooleanSupplier draining) {
+    private final Access access;
+
+    KeepaliveSockets(Warden warden, Json json, BooleanSupplier draining, Access access) {
+        this.access = access;
         this.warden = warden;
         this.json = json;
         this.draining = draining;
@@ -59,7 +66,34 @@ final class KeepaliveSockets {
                 ctx.closeSession(CLOSE_INVALID, "session_id: not a session id (32 lowercase hex digits)");
                 return;
             }
-            sockets.put(ctx.sessionId(), new Socket(ctx, sessionId));
+            io.warden.service.auth.Caller caller;
+            try {
+                caller = access.authenticate(ctx.header("Authorization"), certificates(ctx));
+            } catch (WardenException e) {
+                ctx.closeSession(CLOSE_UNAUTHENTICATED, "unauthenticated: " + e.getMessage());
+                return;
+            }
+            Socket socket = new Socket(ctx, sessionId);
+            sockets.put(ctx.sessionId(), socket);
+            // Heartbeats wait behind the check (the socket's tail); a refusal closes the socket before any is answered.
+            CompletableFuture<Void> check = access.session(caller, sessionId, null, "keep alive session over WebSocket").handle((v, err) -> {
+                if (err != null) {
+                    sockets.remove(ctx.sessionId());
+                    Throwable cause = Problems.unwrap(err);
+                    if (cause instanceof WardenException we && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND) {
+                        ctx.closeSession(CLOSE_SESSION_NOT_FOUND, "session not found (expired or closed)");
+                    } else if (cause instanceof WardenException we && we.code() == WardenException.ErrorCode.PERMISSION_DENIED) {
+                        ctx.closeSession(CLOSE_PERMISSION_DENIED, abbreviate(we.getMessage()));
+                    } else {
+                        ctx.closeSession(CLOSE_GOING_AWAY, "could not check the session's owner; reconnect");
+                    }
+                    throw new java.util.concurrent.CompletionException(cause);
+                }
+                return null;
+            });
+            synchronized (socket) {
+                socket.tail = check;
+            }
         });
         ws.onMessage(ctx -> heartbeat(ctx.sessionId()));
         ws.onBinaryMessage(ctx -> heartbeat(ctx.sessionId()));
@@ -121,6 +155,20 @@ final class KeepaliveSockets {
             log.warn("keepalive of session {} over WebSocket failed unexpectedly", s.sessionId, cause);
         }
         s.ctx.send(new String(json.write(Map.of("error", code, "detail", detail)), java.nio.charset.StandardCharsets.UTF_8));
+    }
+
+    /** A close reason is at most 123 bytes of UTF-8 (RFC 6455). */
+    private static String abbreviate(String reason) {
+        return reason.length() <= 120 ? reason : reason.substring(0, 117) + "...";
+    }
+
+    private static java.security.cert.X509Certificate[] certificates(io.javalin.websocket.WsConnectContext ctx) {
+        try {
+            Object certs = ctx.getUpgradeCtx$javalin().req().getAttribute(Access.CERTIFICATES);
+            return certs instanceof java.security.cert.X509Certificate[] chain ? chain : null;
+        } catch (RuntimeException | LinkageError e) {
+            return null;
+        }
     }
 
     /** Closes every socket with 1001 (drain or stop): clients reconnect to another gateway. */

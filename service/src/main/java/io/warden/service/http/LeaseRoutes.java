@@ -1,5 +1,8 @@
 package io.warden.service.http;
 
+import io.warden.service.auth.Caller;
+import io.warden.service.auth.Role;
+
 import io.javalin.http.Context;
 import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.AcquireResult;
@@ -36,16 +39,21 @@ final class LeaseRoutes {
     private final Requests requests;
     private final Exchange exchange;
 
-    LeaseRoutes(Warden warden, Requests requests, Exchange exchange) {
+    private final Access access;
+
+    LeaseRoutes(Warden warden, Requests requests, Exchange exchange, Access access) {
         this.warden = warden;
         this.requests = requests;
         this.exchange = exchange;
+        this.access = access;
     }
 
     void acquire(Context ctx) {
         requests.noQuery(exchange.query(ctx));
         Requests.LeaseAcquire r = requests.leaseAcquire(exchange.body(ctx));
-        exchange.reply(ctx, () -> warden.openSession(r.clientId(), r.ttlMs(), 0)
+        Caller caller = Access.caller(ctx);
+        access.need(caller, r.name().namespace(), Role.LOCK, "take a lease on " + r.name());
+        exchange.reply(ctx, () -> warden.openSession(caller.name(), r.clientId(), r.ttlMs(), 0)
                 .thenCompose(grant -> acquireOrClose(grant, r)), reply -> reply);
     }
 
@@ -53,7 +61,9 @@ final class LeaseRoutes {
         requests.noQuery(exchange.query(ctx));
         Requests.LeaseRelease r = requests.leaseRelease(exchange.body(ctx));
         String name = r.name().toString();
-        exchange.reply(ctx, () -> warden.session(r.leaseId())
+        Caller caller = Access.caller(ctx);
+        exchange.reply(ctx, () -> access.session(caller, r.leaseId(), r.name().namespace(), "release lease " + name)
+                .thenCompose(v -> warden.session(r.leaseId()))
                 .thenCompose(view -> view.holds().stream().anyMatch(h -> h.name().equals(name))
                         ? warden.closeSession(r.leaseId()).thenApply(closed -> true)
                         : CompletableFuture.completedFuture(false))
@@ -68,7 +78,9 @@ final class LeaseRoutes {
     void renew(Context ctx) {
         requests.noQuery(exchange.query(ctx));
         Requests.LeaseRenew r = requests.leaseRenew(exchange.body(ctx));
-        exchange.reply(ctx, () -> warden.keepalive(r.leaseId(), r.ttlMs()), Replies.LeaseTtl::new);
+        Caller caller = Access.caller(ctx);
+        exchange.reply(ctx, () -> access.session(caller, r.leaseId(), null, "renew lease")
+                .thenCompose(v -> warden.keepalive(r.leaseId(), r.ttlMs())), Replies.LeaseTtl::new);
     }
 
     /** Acquires the lease's lock in the fresh session; when that does not grant, closes the session again. */

@@ -53,6 +53,9 @@ final class Problems {
         if (status == 503) {
             ctx.header("Retry-After", RETRY_AFTER_SECONDS);
         }
+        if (status == 401) {
+            ctx.header("WWW-Authenticate", "Bearer realm=\"warden\"");
+        }
         Throwable cause = unwrap(failure);
         if (status == 405 && cause instanceof HttpResponseException e && !e.getDetails().isEmpty()) {
             ctx.header("Allow", String.join(", ", e.getDetails().values()));

@@ -1,5 +1,8 @@
 package io.warden.service.http;
 
+import io.warden.service.auth.Caller;
+import java.util.function.UnaryOperator;
+
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.warden.service.api.AcquireResult;
 import io.warden.service.api.CheckResult;
@@ -62,20 +65,34 @@ final class Replies {
         }
     }
 
-    /** A holder; {@code session_id}/{@code client_id} are absent for a plain Curator holder, {@code expired} unless true. */
-    record HolderReply(String sessionId, String clientId, Mode mode, long token, Boolean expired) {
+    /**
+     * A holder; {@code session_id}/{@code client_id} are absent for a plain Curator holder, {@code expired} unless true;
+     * {@code principal} (with an auth file) owns the session, and {@code session_id} is absent for a caller that is
+     * neither that principal nor an admin of the lock's namespace (contract §6).
+     */
+    record HolderReply(String sessionId, String clientId, String principal, Mode mode, long token, Boolean expired) {
         static HolderReply of(Holder h) {
-            return new HolderReply(h.sessionId(), h.clientId(), h.mode(), h.token(), h.expired() ? Boolean.TRUE : null);
+            return new HolderReply(h.sessionId(), h.clientId(), h.principal(), h.mode(), h.token(),
+                    h.expired() ? Boolean.TRUE : null);
         }
 
         static List<HolderReply> all(List<Holder> holders) {
             return holders.stream().map(HolderReply::of).toList();
         }
+
+        static List<HolderReply> all(List<Holder> holders, UnaryOperator<Holder> shown) {
+            return holders.stream().map(shown).map(HolderReply::of).toList();
+        }
     }
 
-    record WaiterReply(String sessionId, String clientId, Mode mode, String requestId, int position) {
+    /** A waiter; as a holder, without {@code session_id} (nor {@code request_id}) for a caller who may not see it. */
+    record WaiterReply(String sessionId, String clientId, String principal, Mode mode, String requestId, int position) {
         static WaiterReply of(Waiter w) {
-            return new WaiterReply(w.sessionId(), w.clientId(), w.mode(), w.requestId(), w.position());
+            return new WaiterReply(w.sessionId(), w.clientId(), w.principal(), w.mode(), w.requestId(), w.position());
+        }
+
+        static WaiterReply of(Waiter w, Caller caller, String namespace) {
+            return of(Access.seesSessionOf(caller, w.principal(), namespace) ? w : w.withoutSessionId());
         }
     }
 
@@ -86,7 +103,11 @@ final class Replies {
     record Acquired(AcquireResult.Status status, Long token, Integer position, String requestId,
                     List<HolderReply> holders, Long revision) {
         static Acquired of(AcquireResult r, String requestId) {
-            return new Acquired(r.status(), r.token(), r.position(), requestId, HolderReply.all(r.holders()),
+            return of(r, requestId, UnaryOperator.identity());
+        }
+
+        static Acquired of(AcquireResult r, String requestId, UnaryOperator<Holder> shown) {
+            return new Acquired(r.status(), r.token(), r.position(), requestId, HolderReply.all(r.holders(), shown),
                     rev(r.revision()));
         }
     }
@@ -96,8 +117,12 @@ final class Replies {
 
     record Lock(String name, LockView.LockMode mode, List<HolderReply> holders, List<WaiterReply> waiters, Long revision) {
         static Lock of(LockView v) {
-            return new Lock(v.name(), v.mode(), HolderReply.all(v.holders()),
-                    v.waiters().stream().map(WaiterReply::of).toList(), rev(v.revision()));
+            return of(v, Caller.OPEN, null);
+        }
+
+        static Lock of(LockView v, Caller caller, String namespace) {
+            return new Lock(v.name(), v.mode(), HolderReply.all(v.holders(), h -> Access.shown(caller, h, namespace)),
+                    v.waiters().stream().map(w -> WaiterReply.of(w, caller, namespace)).toList(), rev(v.revision()));
         }
     }
 
@@ -134,19 +159,27 @@ final class Replies {
 
     // --- watches ------------------------------------------------------------------------------------------
 
-    /** One event of {@code GET /v1/watch}; {@code session_id} is absent for a queue node that is not Warden's. */
+    /**
+     * One event of {@code GET /v1/watch}; {@code session_id} is absent for a queue node that is not Warden's, and on a
+     * redacted stream (with an auth file, a watcher that is not an admin of the watched namespace: contract §6).
+     */
     record WatchEventReply(long revision, WatchEvent.Type type, String name, String sessionId, String clientId, Mode mode,
                            long token) {
         static WatchEventReply of(WatchEvent e) {
             return new WatchEventReply(e.revision(), e.type(), e.name(), e.sessionId(), e.clientId(), e.mode(), e.token());
         }
+
+        static WatchEventReply redacted(WatchEvent e) {
+            return new WatchEventReply(e.revision(), e.type(), e.name(), null, e.clientId(), e.mode(), e.token());
+        }
     }
 
     /** A lock's state inside a RESYNC event: the shape of {@code GET /v1/locks/{name}} without its own revision. */
     record ResyncLock(String name, LockView.LockMode mode, List<HolderReply> holders, List<WaiterReply> waiters) {
-        static ResyncLock of(LockView v) {
-            return new ResyncLock(v.name(), v.mode(), HolderReply.all(v.holders()),
-                    v.waiters().stream().map(WaiterReply::of).toList());
+        static ResyncLock of(LockView v, boolean redacted) {
+            return new ResyncLock(v.name(), v.mode(),
+                    HolderReply.all(v.holders(), h -> redacted ? h.withoutSessionId() : h),
+                    v.waiters().stream().map(w -> WaiterReply.of(redacted ? w.withoutSessionId() : w)).toList());
         }
     }
 
@@ -155,7 +188,11 @@ final class Replies {
         static final String TYPE = "RESYNC";
 
         static ResyncReply of(Resync r) {
-            return new ResyncReply(r.revision(), TYPE, r.locks().stream().map(ResyncLock::of).toList());
+            return of(r, false);
+        }
+
+        static ResyncReply of(Resync r, boolean redacted) {
+            return new ResyncReply(r.revision(), TYPE, r.locks().stream().map(v -> ResyncLock.of(v, redacted)).toList());
         }
     }
 

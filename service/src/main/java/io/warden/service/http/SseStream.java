@@ -88,10 +88,19 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
         return account;
     }
 
+    /** Whether this stream leaves session ids out; fixed at construction. */
+    private final boolean redacted;
+
     SseStream(Json json, Executor executor, WatchMemory memory) {
+        this(json, executor, memory, false);
+    }
+
+    /** {@code redacted}: events and RESYNCs without session ids (a watcher that may not see them: contract §6). */
+    SseStream(Json json, Executor executor, WatchMemory memory, boolean redacted) {
         this.json = json;
         this.executor = executor;
         this.memory = memory;
+        this.redacted = redacted;
         memory.register(account);
     }
 
@@ -136,7 +145,7 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
     }
 
     private boolean slice(EventBatch batch, int[] selected, boolean replayed) {
-        byte[][] frames = batch.frames(SseStream::encode);
+        byte[][] frames = redacted ? batch.redactedFrames(SseStream::encodeRedacted) : batch.frames(SseStream::encode);
         int n = selected == null ? frames.length : selected.length;
         if (n == 0) {
             return true;
@@ -153,7 +162,7 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
     public boolean resync(Resync resync) {
         byte[] head = ("id: " + resync.revision() + "\nevent: " + Replies.ResyncReply.TYPE + "\ndata: ")
                 .getBytes(StandardCharsets.US_ASCII);
-        byte[] data = json.write(Replies.ResyncReply.of(resync));
+        byte[] data = json.write(Replies.ResyncReply.of(resync, redacted));
         byte[] frame = new byte[head.length + data.length + 2];
         System.arraycopy(head, 0, frame, 0, head.length);
         System.arraycopy(data, 0, frame, head.length, data.length);
@@ -187,8 +196,17 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
 
     /** The frame of one event without its id: {@code event: TYPE}, {@code data: JSON}, a blank line. */
     static byte[] encode(WatchEvent e) {
+        return encode(e, Replies.WatchEventReply.of(e));
+    }
+
+    /** As {@link #encode}, without the session id: for a watcher that may not see it. */
+    static byte[] encodeRedacted(WatchEvent e) {
+        return encode(e, Replies.WatchEventReply.redacted(e));
+    }
+
+    private static byte[] encode(WatchEvent e, Replies.WatchEventReply reply) {
         ENCODED.incrementAndGet();
-        byte[] data = JSON.write(Replies.WatchEventReply.of(e));
+        byte[] data = JSON.write(reply);
         byte[] head = ("event: " + e.type().name() + "\ndata: ").getBytes(StandardCharsets.US_ASCII);
         byte[] out = new byte[head.length + data.length + 2];
         System.arraycopy(head, 0, out, 0, head.length);

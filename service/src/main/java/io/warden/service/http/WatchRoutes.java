@@ -1,5 +1,8 @@
 package io.warden.service.http;
 
+import io.warden.service.auth.Caller;
+import io.warden.service.auth.Role;
+
 import io.javalin.http.Context;
 import io.warden.service.watch.WatchFilter;
 import io.warden.service.watch.WatchMemory;
@@ -31,7 +34,10 @@ final class WatchRoutes {
     private final Set<SseStream> open = ConcurrentHashMap.newKeySet();
     private final WatchMemory memory;
 
-    WatchRoutes(WatchSource watches, Exchange exchange, Json json, Executor executor, WatchMemory memory) {
+    private final Access access;
+
+    WatchRoutes(WatchSource watches, Exchange exchange, Json json, Executor executor, WatchMemory memory, Access access) {
+        this.access = access;
         this.watches = watches;
         this.exchange = exchange;
         this.json = json;
@@ -54,7 +60,9 @@ final class WatchRoutes {
                 since = Fields.parseLong(LAST_EVENT_ID, lastEventId.trim(), 0, Long.MAX_VALUE);
             }
         }
-        SseStream stream = new SseStream(json, executor, memory);
+        Caller caller = Access.caller(ctx);
+        boolean redacted = authorize(caller, filter);
+        SseStream stream = new SseStream(json, executor, memory, redacted);
         WatchSource.Subscription subscription;
         try {
             subscription = watches.subscribe(filter, since, stream); // may refuse: a problem document
@@ -73,6 +81,33 @@ final class WatchRoutes {
             open.remove(stream);
             throw e;
         }
+    }
+
+    /**
+     * Checks that the caller may watch this (read in the watched namespace; a session's own watch, that the session is
+     * the caller's or it an admin) and answers whether its stream leaves session ids out: yes unless the caller is an
+     * admin of the namespace, or the watch is of its own session. The session check reads the session's record when
+     * this gateway does not track it: the request thread waits for that read (at most the ZooKeeper call's bound), as
+     * a watch is opened once and then lasts.
+     */
+    private boolean authorize(Caller caller, WatchFilter filter) {
+        if (caller.open()) {
+            return false;
+        }
+        String ns = filter.namespace();
+        if (filter.sessionId() != null) {
+            if (ns != null) {
+                access.need(caller, ns, Role.READ, "watch " + filter);
+            }
+            try {
+                access.session(caller, filter.sessionId(), ns, "watch session").join();
+            } catch (java.util.concurrent.CompletionException e) {
+                throw e.getCause() instanceof RuntimeException r ? r : e;
+            }
+            return false;
+        }
+        access.need(caller, ns, Role.READ, "watch " + filter);
+        return !caller.may(ns, Role.ADMIN);
     }
 
     /** Ends every open stream (drain or stop); each writes what it has queued first. */

@@ -125,8 +125,8 @@ public final class LockEngine {
     }
 
     /** A session opened here: its client id is known, and it has no requests yet. */
-    public void sessionOpened(String sessionId, String clientId) {
-        sessions.opened(sessionId, clientId);
+    public void sessionOpened(String sessionId, String clientId, String principal) {
+        sessions.opened(sessionId, clientId, principal);
     }
 
     /** Creates the request's record and queue node in one multi; on a retry finds the existing ones. */
@@ -135,7 +135,7 @@ public final class LockEngine {
         String lockPath = CellPaths.lock(req.name());
         String requestPath = CellPaths.sessionRequest(req.sessionId(), uuid);
         byte[] requestData = Json.write(new RequestRecord(req.name().toString(), req.mode(), req.requestId()));
-        byte[] nodeData = Json.write(new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode()));
+        byte[] nodeData = Json.write(new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode(), p.principal()));
         List<CuratorOp> ops;
         try {
             List<CuratorOp> list = new java.util.ArrayList<>(5);
@@ -156,7 +156,7 @@ public final class LockEngine {
         }
         if (p.requests() >= maxRequestsPerSession && !p.exact()) {
             // The count may include ended requests' tombstones: count precisely before refusing.
-            return sessions.exact(req.sessionId(), p.clientId()).thenCompose(exact -> create(req, exact, start, attempt));
+            return sessions.exact(req.sessionId(), p.clientId(), p.principal()).thenCompose(exact -> create(req, exact, start, attempt));
         }
         if (p.requests() >= maxRequestsPerSession) {
             // At the limit only a retry of an existing request may go on.
@@ -192,7 +192,7 @@ public final class LockEngine {
                 ends.remember(req.sessionId(), lockPath, token, node);
                 sessions.count(req.sessionId(), 1);
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
-                        new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode()),
+                        new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode(), p.principal()),
                         results.get(1).getResultStat().getMtime()));
                 return CompletableFuture.completedFuture(new Waiting(req, lockPath, uuid, node, token, start));
             }

@@ -47,9 +47,10 @@ public final class LockReader {
                     }
                     if (i < holding) {
                         holders.add(new Holder(info.sessionId(), info.clientId(), info.mode(), info.token(),
-                                info.sessionId() != null && expired.contains(info.sessionId())));
+                                info.sessionId() != null && expired.contains(info.sessionId()), info.principal()));
                     } else {
-                        waiters.add(new Waiter(info.sessionId(), info.clientId(), info.mode(), info.requestId(), i));
+                        waiters.add(new Waiter(info.sessionId(), info.clientId(), info.mode(), info.requestId(), i,
+                                info.principal()));
                     }
                 }
                 LockView.LockMode mode = holders.isEmpty() ? LockView.LockMode.FREE : q.mode();
@@ -105,7 +106,8 @@ public final class LockReader {
             List<Holder> holders = new ArrayList<>();
             for (NodeInfo info : infos) {
                 if (info != null) {
-                    holders.add(new Holder(info.sessionId(), info.clientId(), info.mode(), info.token(), false));
+                    holders.add(new Holder(info.sessionId(), info.clientId(), info.mode(), info.token(), false,
+                            info.principal()));
                 }
             }
             return holders;

@@ -16,6 +16,10 @@ record NodeInfo(String path, long token, Mode mode, QueueNodeData data, long cti
         return data == null ? "curator" : data.clientId();
     }
 
+    String principal() {
+        return data == null ? null : data.principal();
+    }
+
     String requestId() {
         return data == null ? null : data.requestId();
     }

@@ -118,6 +118,11 @@ public final class SessionManager {
     // ------------------------------------------------------------------ open
 
     public CompletableFuture<SessionGrant> open(String clientId, long ttlMs, long lockDelayMs) {
+        return open(null, clientId, ttlMs, lockDelayMs);
+    }
+
+    /** Opens a session owned by {@code principal} (null in open mode): only it, or an admin, may use it (contract §6). */
+    public CompletableFuture<SessionGrant> open(String principal, String clientId, long ttlMs, long lockDelayMs) {
         try {
             if (clientId == null || clientId.isEmpty() || clientId.length() > 128) {
                 throw WardenException.invalid("client_id", "must be 1 to 128 characters");
@@ -140,7 +145,7 @@ public final class SessionManager {
         byte[] id = new byte[16];
         random.nextBytes(id);
         String sessionId = HexFormat.of().formatHex(id);
-        SessionRecord record = new SessionRecord(clientId, ttl, lockDelayMs, owner.gatewayId(), owner.incarnation());
+        SessionRecord record = new SessionRecord(clientId, ttl, lockDelayMs, owner.gatewayId(), owner.incarnation(), principal);
         String path = CellPaths.session(sessionId);
         return zk.create(path, Json.write(record), CreateMode.PERSISTENT, false)
                 .handle((created, err) -> {
@@ -157,8 +162,9 @@ public final class SessionManager {
                         throw Zk.translate(err);
                     }
                     tracker.track(sessionId, record, stat.getVersion(), 0);
-                    engine.sessionOpened(sessionId, clientId);
-                    log.info("opened session {} for client {} (ttl {} ms, lock-delay {} ms)", sessionId, clientId, ttl, lockDelayMs);
+                    engine.sessionOpened(sessionId, clientId, principal);
+                    log.info("opened session {} for client {}{} (ttl {} ms, lock-delay {} ms)", sessionId, clientId,
+                            principal == null ? "" : " of principal " + principal, ttl, lockDelayMs);
                     return new SessionGrant(sessionId, ttl, keepaliveInterval(ttl), lockDelayMs, stat.getCzxid());
                 });
     }
@@ -400,6 +406,49 @@ public final class SessionManager {
             }
             throw Zk.translate(err);
         });
+    }
+
+    /**
+     * The principal that owns the session (empty for one opened in open mode), for the HTTP layer's check of who may
+     * use it (contract §6). A session tracked here costs no read; another costs one read of its record, and a sync
+     * before "not found" (this gateway's server may lag the one the session was opened through).
+     */
+    public CompletableFuture<java.util.Optional<String>> principalOf(String sessionId) {
+        try {
+            validateSessionId(sessionId);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        TrackedSession t = tracker.get(sessionId);
+        if (t != null && !t.gone) {
+            return CompletableFuture.completedFuture(java.util.Optional.ofNullable(t.principal));
+        }
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return principalOf(sessionId, false);
+    }
+
+    private CompletableFuture<java.util.Optional<String>> principalOf(String sessionId, boolean synced) {
+        String path = CellPaths.session(sessionId);
+        return zk.data(path).handle((ds, err) -> {
+            if (err == null) {
+                SessionRecord rec = Json.readOrNull(ds.data(), SessionRecord.class);
+                if (rec == null) {
+                    throw WardenException.sessionNotFound(sessionId);
+                }
+                return CompletableFuture.completedFuture(java.util.Optional.ofNullable(rec.principal()));
+            }
+            if (Zk.code(err) == Code.NONODE && !synced) {
+                return zk.sync(path).thenCompose(v -> principalOf(sessionId, true));
+            }
+            if (Zk.code(err) == Code.NONODE) {
+                throw WardenException.sessionNotFound(sessionId);
+            }
+            throw Zk.translate(err);
+        }).thenCompose(f -> f);
     }
 
     /** TTL left as this gateway measures it; a session tracked elsewhere reports its full TTL. */

@@ -1,16 +1,25 @@
 package io.warden.service.session;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+
 /**
  * The durable session record at {@code /sessions/{id}}. {@code gateway} and {@code incarnation} name the gateway run that
  * tracks its TTL ({@link Owner}): a gateway restarted under the same id is another incarnation, so an old run that was
- * only partitioned sees, when it hears from ZooKeeper again, that the record is no longer its own.
+ * only partitioned sees, when it hears from ZooKeeper again, that the record is no longer its own. {@code principal} is
+ * the auth-file principal that opened the session (contract §6: the session is its), or null for a session opened in
+ * open mode (absent from records written before issue 12), which only admins may use once an auth file is in force.
  */
-public record SessionRecord(String clientId, long ttlMs, long lockDelayMs, String gateway, String incarnation) {
+public record SessionRecord(String clientId, long ttlMs, long lockDelayMs, String gateway, String incarnation,
+                            @JsonInclude(JsonInclude.Include.NON_NULL) String principal) {
+    public SessionRecord(String clientId, long ttlMs, long lockDelayMs, String gateway, String incarnation) {
+        this(clientId, ttlMs, lockDelayMs, gateway, incarnation, null);
+    }
+
     SessionRecord withOwner(Owner owner) {
-        return new SessionRecord(clientId, ttlMs, lockDelayMs, owner.gatewayId(), owner.incarnation());
+        return new SessionRecord(clientId, ttlMs, lockDelayMs, owner.gatewayId(), owner.incarnation(), principal);
     }
 
     SessionRecord withTtl(long ttl) {
-        return new SessionRecord(clientId, ttl, lockDelayMs, gateway, incarnation);
+        return new SessionRecord(clientId, ttl, lockDelayMs, gateway, incarnation, principal);
     }
 }

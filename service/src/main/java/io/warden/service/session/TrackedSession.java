@@ -19,6 +19,8 @@ import java.util.function.Function;
 final class TrackedSession {
     final String id;
     final String clientId;
+    /** The principal that owns the session (contract §6), or null for a session opened in open mode. */
+    final String principal;
     final long lockDelayMs;
     /** The record watch; one object per tracked session, so re-arming it never adds another. */
     final Watcher watcher;
@@ -43,9 +45,11 @@ final class TrackedSession {
     /** No longer tracked here (taken over elsewhere, closed, expired, or the gateway stopped). Written under the monitor. */
     volatile boolean gone;
 
-    TrackedSession(String id, String clientId, long lockDelayMs, Function<TrackedSession, Watcher> watcherFor) {
+    TrackedSession(String id, String clientId, String principal, long lockDelayMs,
+                   Function<TrackedSession, Watcher> watcherFor) {
         this.id = id;
         this.clientId = clientId;
+        this.principal = principal;
         this.lockDelayMs = lockDelayMs;
         this.watcher = watcherFor.apply(this);
     }

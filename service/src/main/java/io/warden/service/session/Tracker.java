@@ -104,7 +104,7 @@ final class Tracker {
      */
     TrackedSession track(String id, SessionRecord rec, int version, long extraNanos) {
         TrackedSession t = tracked.compute(id, (k, cur) -> cur == null || cur.gone
-                ? new TrackedSession(k, rec.clientId(), rec.lockDelayMs(), this::watcherFor) : cur);
+                ? new TrackedSession(k, rec.clientId(), rec.principal(), rec.lockDelayMs(), this::watcherFor) : cur);
         long now = clock.read();
         synchronized (t) {
             t.ttlMs = rec.ttlMs();

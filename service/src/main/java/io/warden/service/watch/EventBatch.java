@@ -19,8 +19,11 @@ public final class EventBatch {
     private final long revision;
     private final List<WatchEvent> events;
     private byte[][] frames;
+    private byte[][] redactedFrames;
     private long frameBytes;
     private int refs;
+    /** Under the budget's lock: the frame bytes the budget counts for this batch (0 while no stream has it queued). */
+    private long charged;
 
     EventBatch(long revision, List<WatchEvent> events) {
         this.revision = revision;
@@ -48,13 +51,39 @@ public final class EventBatch {
                 made[i] = encoder.apply(events.get(i));
                 bytes += made[i].length;
             }
-            frameBytes = bytes;
+            frameBytes += bytes;
             frames = made;
         }
         return frames;
     }
 
-    /** What the frames take (0 before {@link #frames} was called). */
+    /**
+     * The wire form of every event for streams that may not see session ids (contract §6), made on the first call (on
+     * the hub's thread) and shared by every such stream, as {@link #frames} is by the others.
+     */
+    public byte[][] redactedFrames(Function<WatchEvent, byte[]> encoder) {
+        if (redactedFrames == null) {
+            byte[][] made = new byte[events.size()][];
+            long bytes = 0;
+            for (int i = 0; i < made.length; i++) {
+                made[i] = encoder.apply(events.get(i));
+                bytes += made[i].length;
+            }
+            frameBytes += bytes;
+            redactedFrames = made;
+        }
+        return redactedFrames;
+    }
+
+    long charged() {
+        return charged;
+    }
+
+    void charge(long bytes) {
+        charged = bytes;
+    }
+
+    /** What the frames made so far take, both variants (0 before {@link #frames} or {@link #redactedFrames} was called). */
     public long frameBytes() {
         return frameBytes;
     }

@@ -66,6 +66,16 @@ public record WatchFilter(String name, String prefix, String sessionId) {
         return new WatchFilter(null, prefix, sessionId);
     }
 
+    /** The one namespace the watched locks are in, or null for a watch of every lock (of a session, or the console's). */
+    public String namespace() {
+        String of = name != null ? name : prefix;
+        if (of.isEmpty()) {
+            return null;
+        }
+        int slash = of.indexOf('/');
+        return slash < 0 ? of : of.substring(0, slash);
+    }
+
     /** Every lock of the cell (the console's event log; not offered over HTTP). */
     public static WatchFilter everything() {
         return new WatchFilter(null, "");

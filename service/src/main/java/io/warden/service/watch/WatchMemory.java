@@ -100,18 +100,23 @@ public final class WatchMemory {
     public synchronized void give(long privateBytes, EventBatch batch) {
         used -= privateBytes;
         if (batch != null && batch.release()) {
-            used -= batch.frameBytes();
+            used -= batch.charged();
+            batch.charge(0);
         }
     }
 
     private synchronized boolean tryTake(long privateBytes, EventBatch batch) {
-        long shared = batch != null && !batch.isRetained() ? batch.frameBytes() : 0;
+        // The batch's frames are counted once, when a first stream queues it; a variant made later (the redacted frames
+        // of a stream that may not see session ids) is counted when the stream that made it queues it.
+        long shared = batch == null ? 0 : batch.frameBytes() - batch.charged();
         if (used + privateBytes + shared > limit) {
             return false;
         }
         used += privateBytes;
-        if (batch != null && batch.retain()) {
-            used += batch.frameBytes();
+        if (batch != null) {
+            batch.retain();
+            used += shared;
+            batch.charge(batch.frameBytes());
         }
         peak = Math.max(peak, used);
         return true;

@@ -90,7 +90,7 @@ class ConfigLoaderTest {
         assertThat(c).isEqualTo(new WardenConfig("127.0.0.1", 8080, "zk1:2181,zk2:2181,[::1]:2182", "/cells/eu-1",
                 Path.of("/var/lib/warden"), 0, Duration.ofMillis(5000), Duration.ofMillis(800), Duration.ofMillis(1000),
                 Duration.ofMillis(60_000), Duration.ofMillis(3000), 7, 8, 9, "leases-2", Duration.ofMillis(2500), 1024,
-                "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250));
+                "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false));
     }
 
     @Test
@@ -250,6 +250,20 @@ class ConfigLoaderTest {
                 .isEqualTo("invalid console-admin-token (value hidden, 12 characters) (from flag --console-admin-token): "
                         + "expected 16-256 printable ASCII characters without spaces")
                 .doesNotContain("short-secret");
+    }
+
+    @Test
+    void aBadAuthFile_stopsStartUp_withOneLineNamingTheEntry() throws IOException {
+        java.nio.file.Path file = dir.resolve("auth.yaml");
+        java.nio.file.Files.writeString(file, "principals:\n  - name: ci\n    grants: [{namespace: builds, role: boss}]\n");
+        ConfigException e = failure("--auth-file", file.toString());
+        assertThat(e.setting()).isEqualTo("auth-file");
+        assertThat(e.getMessage()).isEqualTo("auth file " + file + ": principals[0] (ci): grants[0]: role must be read, "
+                + "lock or admin (auth-file from flag --auth-file)");
+        assertThat(failure("--auth-file", dir.resolve("missing.yaml").toString()).getMessage()).contains("cannot be read");
+        assertThat(failure("--metrics-auth", "true").getMessage()).contains("needs auth-file");
+        java.nio.file.Files.writeString(file, "principals:\n  - name: ci\n    grants: [{namespace: builds, role: lock}]\n");
+        assertThat(load("--auth-file", file.toString(), "--metrics-auth=true").metricsAuth()).isTrue();
     }
 
     @Test

@@ -18,9 +18,30 @@ final class HttpTestClient {
 
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final String base;
+    /** The Authorization header sent with every request, or null. */
+    private final String authorization;
 
     HttpTestClient(int port) {
-        this.base = "http://127.0.0.1:" + port;
+        this("http://127.0.0.1:" + port, null);
+    }
+
+    private HttpTestClient(String base, String authorization) {
+        this.base = base;
+        this.authorization = authorization;
+    }
+
+    /** A client that sends {@code Authorization: Bearer token} with every request. */
+    HttpTestClient withToken(String token) {
+        return new HttpTestClient(base, "Bearer " + token);
+    }
+
+    /** A client that sends this {@code Authorization} header as it is. */
+    HttpTestClient withAuthorization(String header) {
+        return new HttpTestClient(base, header);
+    }
+
+    private HttpRequest.Builder authorized(HttpRequest.Builder b) {
+        return authorization == null ? b : b.header("Authorization", authorization);
     }
 
     record Reply(int status, String contentType, String text, Optional<String> retryAfter, Optional<String> allow) {
@@ -72,6 +93,9 @@ final class HttpTestClient {
         HttpRequest request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json)).build();
+        if (authorization != null) {
+            request = HttpRequest.newBuilder(request, (k, v) -> true).header("Authorization", authorization).build();
+        }
         return client.sendAsync(request, HttpResponse.BodyHandlers.ofString())
                 .thenApply(r -> new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
                         r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow")));
@@ -83,7 +107,9 @@ final class HttpTestClient {
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body))).build();
         try {
-            HttpResponse<String> r = client.send(request, HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = client.send(authorization == null ? request
+                    : HttpRequest.newBuilder(request, (k, v) -> true).header("Authorization", authorization).build(),
+                    HttpResponse.BodyHandlers.ofString());
             return new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
                     r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow"));
         } catch (IOException e) {
@@ -101,7 +127,7 @@ final class HttpTestClient {
             b.header("Content-Type", contentType);
         }
         try {
-            HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            HttpResponse<String> r = client.send(authorized(b).build(), HttpResponse.BodyHandlers.ofString());
             return new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
                     r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow"));
         } catch (IOException e) {

@@ -22,6 +22,11 @@ final class WsTestClient implements AutoCloseable {
     private final WebSocket socket;
 
     WsTestClient(int port, String path) {
+        this(port, path, null);
+    }
+
+    /** With {@code token}: the upgrade request carries {@code Authorization: Bearer token}. */
+    WsTestClient(int port, String path, String token) {
         WebSocket.Listener listener = new WebSocket.Listener() {
             private final StringBuilder text = new StringBuilder();
 
@@ -47,8 +52,11 @@ final class WsTestClient implements AutoCloseable {
                 closed.completeExceptionally(error);
             }
         };
-        this.socket = HttpClient.newHttpClient().newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5))
-                .buildAsync(URI.create("ws://127.0.0.1:" + port + path), listener)
+        WebSocket.Builder builder = HttpClient.newHttpClient().newWebSocketBuilder().connectTimeout(Duration.ofSeconds(5));
+        if (token != null) {
+            builder.header("Authorization", "Bearer " + token);
+        }
+        this.socket = builder.buildAsync(URI.create("ws://127.0.0.1:" + port + path), listener)
                 .orTimeout(DEADLINE.toMillis(), TimeUnit.MILLISECONDS).join();
     }
 

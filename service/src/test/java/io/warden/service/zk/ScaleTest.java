@@ -147,7 +147,7 @@ class ScaleTest {
                     Json.write(new RequestRecord(name(i).toString(), Mode.EXCLUSIVE, requestId))));
             ops.add(c.transactionOp().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
                     .forPath(CellPaths.lock(name(i)) + "/" + QueueEntry.prefix(uuid, Mode.EXCLUSIVE),
-                            Json.write(new QueueNodeData(session, "scale", requestId, Mode.EXCLUSIVE))));
+                            Json.write(new QueueNodeData(session, "scale", requestId, Mode.EXCLUSIVE, null))));
             ops = flush(c, ops, inFlight, false);
         }
         flush(c, ops, inFlight, true);
