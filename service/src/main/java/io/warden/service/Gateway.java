@@ -100,7 +100,7 @@ public final class Gateway implements AutoCloseable {
         this.zk = new Zk(client, metrics);
         this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock());
         this.sessions = new SessionManager(zk, clock, metrics, engine, Owner.newIncarnation(gatewayId), config.sessionTtlMin(),
-                config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(),
+                config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(), config.maxSessionsPerPrincipal(),
                 SessionManager.vouchBound(config.zkSessionTimeout()));
         this.lister = new LockLister(zk, engine);
         this.warden = new WardenService(engine, sessions, lister, this::ready);

@@ -78,7 +78,7 @@ public final class Main {
         EmbeddedZooKeeper zk = embedded;
         Runtime.getRuntime().addShutdownHook(new Thread(() -> stop(gateway, zk, stopped), "warden-shutdown"));
 
-        String base = "http://" + urlHost(config.httpHost()) + ":" + gateway.httpPort();
+        String base = (config.tlsCert() == null ? "http://" : "https://") + urlHost(config.httpHost()) + ":" + gateway.httpPort();
         LOG.info("Warden gateway {} serving {} (console {}/console), ZooKeeper {}{} chroot {}",
                 gateway.gatewayId(), base, base, connect, embedded != null ? " (embedded)," : ",", config.chroot());
         try {

@@ -42,8 +42,9 @@ final class WardenService implements Warden {
     }
 
     @Override
-    public CompletableFuture<SessionGrant> openSession(String principal, String clientId, long ttlMs, long lockDelayMs) {
-        return guard(() -> sessions.open(principal, clientId, ttlMs, lockDelayMs));
+    public CompletableFuture<SessionGrant> openSession(String principal, String address, String clientId, long ttlMs,
+                                                       long lockDelayMs) {
+        return guard(() -> sessions.open(principal, address, clientId, ttlMs, lockDelayMs));
     }
 
     @Override

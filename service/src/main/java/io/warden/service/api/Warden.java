@@ -16,9 +16,11 @@ public interface Warden {
 
     /**
      * Opens a session owned by {@code principal} (null in open mode): only it or an admin of the session's namespaces
-     * may use it (contract §6). The default ignores the owner, for front ends without authentication.
+     * may use it (contract §6). {@code address} is the caller's network address: in open mode the session counts against
+     * that address's quota (max-sessions-per-principal). The default ignores both, for front ends without them.
      */
-    default CompletableFuture<SessionGrant> openSession(String principal, String clientId, long ttlMs, long lockDelayMs) {
+    default CompletableFuture<SessionGrant> openSession(String principal, String address, String clientId, long ttlMs,
+                                                        long lockDelayMs) {
         return openSession(clientId, ttlMs, lockDelayMs);
     }
 

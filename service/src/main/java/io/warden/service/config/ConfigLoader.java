@@ -328,6 +328,25 @@ public final class ConfigLoader {
                     + " is the same as " + describe(Setting.HTTP_PORT, c, sources)
                     + ": expected two different ports (or 0 for any free port)");
         }
+        if ((c.tlsCert() == null) != (c.tlsKey() == null)) {
+            Setting missing = c.tlsCert() == null ? Setting.TLS_CERT : Setting.TLS_KEY;
+            Setting given = missing == Setting.TLS_CERT ? Setting.TLS_KEY : Setting.TLS_CERT;
+            throw new ConfigException(missing.key(), describe(given, c, sources) + " needs " + missing.key() + " too");
+        }
+        if (c.tlsClientCa() != null && c.tlsCert() == null) {
+            throw new ConfigException(Setting.TLS_CERT.key(), describe(Setting.TLS_CLIENT_CA, c, sources)
+                    + " needs tls-cert and tls-key: client certificates come only over HTTPS");
+        }
+        if (c.tlsCert() != null) {
+            try {
+                io.warden.service.http.Pem.keyStore(c.tlsCert(), c.tlsKey());
+                if (c.tlsClientCa() != null) {
+                    io.warden.service.http.Pem.trustStore(c.tlsClientCa());
+                }
+            } catch (IllegalArgumentException e) {
+                throw new ConfigException(Setting.TLS_CERT.key(), "TLS: " + e.getMessage());
+            }
+        }
         if (c.authFile() != null) {
             try {
                 io.warden.service.auth.AuthFile.read(c.authFile()); // a bad file stops start-up with its one line

@@ -88,7 +88,24 @@ enum Setting {
             WardenConfig::authFile, (b, v) -> b.authFile((Path) v)),
     METRICS_AUTH("metrics-auth", Kind.BOOLEAN,
             "with an auth file: GET /metrics needs credentials too (any principal); false = /metrics stays open",
-            WardenConfig::metricsAuth, (b, v) -> b.metricsAuth((Boolean) v));
+            WardenConfig::metricsAuth, (b, v) -> b.metricsAuth((Boolean) v)),
+    MAX_SESSIONS_PER_PRINCIPAL("max-sessions-per-principal", Kind.POSITIVE_INT,
+            "sessions one principal (in open mode one client address) may have on one gateway, opened or taken over "
+                    + "(429 past it), so that one client cannot fill max-sessions-per-gateway for everyone",
+            WardenConfig::maxSessionsPerPrincipal, (b, v) -> b.maxSessionsPerPrincipal((Integer) v)),
+    TLS_CERT("tls-cert", Kind.FILE,
+            "PEM certificate chain (leaf first): serve HTTPS (and WSS) instead of HTTP; needs tls-key",
+            WardenConfig::tlsCert, (b, v) -> b.tlsCert((Path) v)),
+    TLS_KEY("tls-key", Kind.FILE, "the PEM private key of tls-cert (unencrypted PKCS#8, BEGIN PRIVATE KEY)",
+            WardenConfig::tlsKey, (b, v) -> b.tlsKey((Path) v)),
+    TLS_CLIENT_CA("tls-client-ca", Kind.FILE,
+            "PEM CA certificates: a client certificate verified against them names its principal in the auth file (mTLS; "
+                    + "clients without a certificate may still use a bearer token); needs tls-cert",
+            WardenConfig::tlsClientCa, (b, v) -> b.tlsClientCa((Path) v)),
+    TLS_CLIENT_PRINCIPAL("tls-client-principal", Kind.CERT_NAME,
+            "which name of a verified client certificate is its principal's: cn (the subject's CN), or the first "
+                    + "subject alternative name of kind dns, uri or email",
+            WardenConfig::tlsClientPrincipal, (b, v) -> b.tlsClientPrincipal((String) v));
 
     /** Longest duration setting, one day: longer than any sensible timeout, far from overflowing anything. */
     static final long MAX_DURATION_MS = 86_400_000L;
@@ -152,6 +169,8 @@ enum Setting {
             return this == ZK ? "(unset: embedded ZooKeeper)" : this == CONSOLE_ADMIN_TOKEN ? "(unset: console read-only)"
                     : this == ADVERTISE_HOST ? "(unset: derived)"
                     : this == AUTH_FILE ? "(unset: open mode)"
+                    : this == TLS_CERT || this == TLS_KEY ? "(unset: plain HTTP)"
+                    : this == TLS_CLIENT_CA ? "(unset: no client certificates)"
                     : "(unset: generated)";
         }
         return kind.render(value);
@@ -216,6 +235,13 @@ enum Setting {
                 } catch (InvalidPathException e) {
                     throw new IllegalArgumentException(e);
                 }
+            }
+        },
+        CERT_NAME("cn|dns|uri|email", "cn, dns, uri or email") {
+            @Override
+            Object parse(String text) {
+                require(java.util.Set.of("cn", "dns", "uri", "email").contains(text));
+                return text;
             }
         },
         BOOLEAN("true|false", "true or false") {

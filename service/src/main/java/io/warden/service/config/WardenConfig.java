@@ -36,6 +36,11 @@ import java.time.Duration;
  *                              own watch ({@code session_id=} alone) counts against max-sessions-per-gateway instead
  * @param authFile              the principals and their grants (YAML), or null for open mode (no authentication)
  * @param metricsAuth           whether {@code GET /metrics} needs credentials too (only with an auth file)
+ * @param maxSessionsPerPrincipal sessions one principal (in open mode one client address) may have on one gateway
+ * @param tlsCert               PEM certificate chain of the HTTPS listener, or null to serve plain HTTP
+ * @param tlsKey                its PEM (PKCS#8) private key
+ * @param tlsClientCa           PEM CA certificates that client certificates (mTLS) are verified against, or null
+ * @param tlsClientPrincipal    which name of a verified client certificate names the principal: cn, dns, uri or email
  */
 public record WardenConfig(
         String httpHost,
@@ -61,7 +66,12 @@ public record WardenConfig(
         long watchBufferBytes,
         int maxWatches,
         Path authFile,
-        boolean metricsAuth) {
+        boolean metricsAuth,
+        int maxSessionsPerPrincipal,
+        Path tlsCert,
+        Path tlsKey,
+        Path tlsClientCa,
+        String tlsClientPrincipal) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -75,7 +85,8 @@ public record WardenConfig(
                 + ", drainTimeout=" + drainTimeout + ", maxBodyBytes=" + maxBodyBytes + ", gatewayId=" + gatewayId
                 + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)")
                 + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + ", authFile=" + authFile
-                + ", metricsAuth=" + metricsAuth + "]";
+                + ", metricsAuth=" + metricsAuth + ", maxSessionsPerPrincipal=" + maxSessionsPerPrincipal + ", tlsCert=" + tlsCert + ", tlsKey=" + tlsKey
+                + ", tlsClientCa=" + tlsClientCa + ", tlsClientPrincipal=" + tlsClientPrincipal + "]";
     }
 
     public static WardenConfig defaults() {
@@ -103,7 +114,12 @@ public record WardenConfig(
                 0L,
                 10_000,
                 null,
-                false);
+                false,
+                10_000,
+                null,
+                null,
+                null,
+                "cn");
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -166,6 +182,11 @@ public record WardenConfig(
         private int maxWatches;
         private Path authFile;
         private boolean metricsAuth;
+        private int maxSessionsPerPrincipal;
+        private Path tlsCert;
+        private Path tlsKey;
+        private Path tlsClientCa;
+        private String tlsClientPrincipal;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -192,6 +213,11 @@ public record WardenConfig(
             maxWatches = c.maxWatches;
             authFile = c.authFile;
             metricsAuth = c.metricsAuth;
+            maxSessionsPerPrincipal = c.maxSessionsPerPrincipal;
+            tlsCert = c.tlsCert;
+            tlsKey = c.tlsKey;
+            tlsClientCa = c.tlsClientCa;
+            tlsClientPrincipal = c.tlsClientPrincipal;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -218,12 +244,18 @@ public record WardenConfig(
         public Builder maxWatches(int v) { maxWatches = v; return this; }
         public Builder authFile(Path v) { authFile = v; return this; }
         public Builder metricsAuth(boolean v) { metricsAuth = v; return this; }
+        public Builder maxSessionsPerPrincipal(int v) { maxSessionsPerPrincipal = v; return this; }
+        public Builder tlsCert(Path v) { tlsCert = v; return this; }
+        public Builder tlsKey(Path v) { tlsKey = v; return this; }
+        public Builder tlsClientCa(Path v) { tlsClientCa = v; return this; }
+        public Builder tlsClientPrincipal(String v) { tlsClientPrincipal = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
                     maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
-                    advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, authFile, metricsAuth);
+                    advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, authFile, metricsAuth, maxSessionsPerPrincipal,
+                    tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal);
         }
     }
 }

@@ -185,7 +185,9 @@ public final class HttpApi {
         cfg.http.asyncTimeout = ASYNC_TIMEOUT_MS;
         cfg.http.maxRequestSize = config.maxBodyBytes(); // we read bodies ourselves (Exchange.body); a backstop
         cfg.jetty.addConnector((server, httpConfiguration) -> {
-            ServerConnector connector = new ServerConnector(server, new HttpConnectionFactory(httpConfiguration));
+            ServerConnector connector = config.tlsCert() == null
+                    ? new ServerConnector(server, new HttpConnectionFactory(httpConfiguration))
+                    : tlsConnector(server, httpConfiguration);
             connector.setHost(host);
             connector.setPort(port);
             connector.setIdleTimeout(IDLE_TIMEOUT_MS);
@@ -214,7 +216,7 @@ public final class HttpApi {
 
         Exchange exchange = new Exchange(json, problems, config.maxBodyBytes(), responseExecutor());
         Requests requests = new Requests(json, config);
-        Access access = new Access(authenticator, warden, CertificatePrincipal::commonName);
+        Access access = new Access(authenticator, warden, CertificatePrincipal.of(config.tlsClientPrincipal()));
         this.access = access;
         LockRoutes v1 = new LockRoutes(warden, requests, exchange, access);
         LeaseRoutes lease = new LeaseRoutes(warden, requests, exchange, access);
@@ -235,6 +237,10 @@ public final class HttpApi {
         route(cfg, HandlerType.POST, "/v1/sessions", v1::openSession);
         route(cfg, HandlerType.GET, "/v1/sessions/{session_id}", v1::session);
         route(cfg, HandlerType.POST, "/v1/sessions/{session_id}/keepalive", v1::keepalive);
+        // The upgrade request's client certificates, kept where the socket's connect handler can read them (the
+        // servlet request itself is gone by then).
+        cfg.routes.addHttpHandler(HandlerType.WEBSOCKET_BEFORE_UPGRADE, "/v1/sessions/{session_id}/keepalive",
+                ctx -> ctx.attribute(KeepaliveSockets.CERTIFICATES, Access.certificates(ctx)));
         cfg.routes.ws("/v1/sessions/{session_id}/keepalive", sockets::configure);
         route(cfg, HandlerType.DELETE, "/v1/sessions/{session_id}", v1::closeSession);
         route(cfg, HandlerType.POST, "/v1/acquire", v1::acquire);
@@ -252,6 +258,24 @@ public final class HttpApi {
         route(cfg, HandlerType.GET, "/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
                 .result(registry.scrape()));
         extraRoutes.accept(cfg);
+    }
+
+    /**
+     * HTTPS with {@code tls-cert}/{@code tls-key}; with {@code tls-client-ca} client certificates are asked for (not
+     * required: a client may use a bearer token instead) and verified against it, and the verified chain is the
+     * request's {@code jakarta.servlet.request.X509Certificate} attribute ({@link Access}). No SNI checks: clients
+     * reach gateways by address as often as by name.
+     */
+    private ServerConnector tlsConnector(Server server, org.eclipse.jetty.server.HttpConfiguration http) {
+        org.eclipse.jetty.util.ssl.SslContextFactory.Server ssl = new org.eclipse.jetty.util.ssl.SslContextFactory.Server();
+        ssl.setKeyStore(Pem.keyStore(config.tlsCert(), config.tlsKey()));
+        ssl.setKeyStorePassword(new String(Pem.PASSWORD));
+        if (config.tlsClientCa() != null) {
+            ssl.setTrustStore(Pem.trustStore(config.tlsClientCa()));
+            ssl.setWantClientAuth(true);
+        }
+        http.addCustomizer(new org.eclipse.jetty.server.SecureRequestCustomizer(false, false, -1, false));
+        return new ServerConnector(server, ssl, new HttpConnectionFactory(http));
     }
 
     /**

@@ -36,6 +36,8 @@ final class KeepaliveSockets {
     static final int CLOSE_GOING_AWAY = 1001;
     static final int CLOSE_POLICY = 1008;
     static final int CLOSE_UNAUTHENTICATED = 4401;
+    /** The request attribute that carries the upgrade request's verified client certificates to {@link #configure}. */
+    static final String CERTIFICATES = "warden.upgrade.certificates";
     static final int CLOSE_PERMISSION_DENIED = 4403;
     static final int MAX_IN_FLIGHT = 16;
     private static final Logger log = LoggerFactory.getLogger(KeepaliveSockets.class);
@@ -164,7 +166,7 @@ final class KeepaliveSockets {
 
     private static java.security.cert.X509Certificate[] certificates(io.javalin.websocket.WsConnectContext ctx) {
         try {
-            Object certs = ctx.getUpgradeCtx$javalin().req().getAttribute(Access.CERTIFICATES);
+            Object certs = ctx.getUpgradeCtx$javalin().getExtractedData().getAttributeMap().get(CERTIFICATES);
             return certs instanceof java.security.cert.X509Certificate[] chain ? chain : null;
         } catch (RuntimeException | LinkageError e) {
             return null;

@@ -53,7 +53,7 @@ final class LeaseRoutes {
         Requests.LeaseAcquire r = requests.leaseAcquire(exchange.body(ctx));
         Caller caller = Access.caller(ctx);
         access.need(caller, r.name().namespace(), Role.LOCK, "take a lease on " + r.name());
-        exchange.reply(ctx, () -> warden.openSession(caller.name(), r.clientId(), r.ttlMs(), 0)
+        exchange.reply(ctx, () -> warden.openSession(caller.name(), ctx.ip(), r.clientId(), r.ttlMs(), 0)
                 .thenCompose(grant -> acquireOrClose(grant, r)), reply -> reply);
     }
 

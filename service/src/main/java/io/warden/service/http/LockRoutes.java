@@ -36,7 +36,7 @@ final class LockRoutes {
         Requests.OpenSession r = requests.openSession(exchange.body(ctx));
         Caller caller = Access.caller(ctx);
         access.needSomewhere(caller, Role.LOCK, "open a session");
-        exchange.reply(ctx, 201, () -> warden.openSession(caller.name(), r.clientId(), r.ttlMs(), r.lockDelayMs()),
+        exchange.reply(ctx, 201, () -> warden.openSession(caller.name(), ctx.ip(), r.clientId(), r.ttlMs(), r.lockDelayMs()),
                 Replies.SessionCreated::of);
     }
 

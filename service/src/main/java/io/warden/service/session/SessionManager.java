@@ -61,7 +61,6 @@ public final class SessionManager {
     private final long ttlMinMs;
     private final long ttlMaxMs;
     private final long ttlDefaultMs;
-    private final int maxSessions;
     private final SessionRequests requests;
     private final SecureRandom random = new SecureRandom();
     private final LockDelays lockDelays;
@@ -74,6 +73,13 @@ public final class SessionManager {
      */
     public SessionManager(Zk zk, Clock clock, WardenMetrics metrics, LockEngine engine, Owner owner,
                           Duration ttlMin, Duration ttlMax, Duration ttlDefault, int maxSessions, Duration bound) {
+        this(zk, clock, metrics, engine, owner, ttlMin, ttlMax, ttlDefault, maxSessions, maxSessions, bound);
+    }
+
+    /** @param maxPerOwner sessions one principal (in open mode one client address) may have tracked here */
+    public SessionManager(Zk zk, Clock clock, WardenMetrics metrics, LockEngine engine, Owner owner,
+                          Duration ttlMin, Duration ttlMax, Duration ttlDefault, int maxSessions, int maxPerOwner,
+                          Duration bound) {
         this.zk = zk;
         this.clock = clock;
         this.metrics = metrics;
@@ -82,11 +88,10 @@ public final class SessionManager {
         this.ttlMinMs = ttlMin.toMillis();
         this.ttlMaxMs = ttlMax.toMillis();
         this.ttlDefaultMs = ttlDefault.toMillis();
-        this.maxSessions = maxSessions;
         this.requests = new SessionRequests(zk);
         this.lockDelays = new LockDelays(zk, clock, owner);
         this.tracker = new Tracker(zk, clock, owner, engine, bound,
-                t -> new SessionExpiry(zk, metrics, owner, requests, lockDelays, t));
+                t -> new SessionExpiry(zk, metrics, owner, requests, lockDelays, t), new SessionQuotas(maxSessions, maxPerOwner));
         this.adoption = new Adoption(zk, owner, tracker, lockDelays);
         metrics.trackedSessions(tracker::size);
     }
@@ -118,11 +123,17 @@ public final class SessionManager {
     // ------------------------------------------------------------------ open
 
     public CompletableFuture<SessionGrant> open(String clientId, long ttlMs, long lockDelayMs) {
-        return open(null, clientId, ttlMs, lockDelayMs);
+        return open(null, null, clientId, ttlMs, lockDelayMs);
     }
 
-    /** Opens a session owned by {@code principal} (null in open mode): only it, or an admin, may use it (contract §6). */
-    public CompletableFuture<SessionGrant> open(String principal, String clientId, long ttlMs, long lockDelayMs) {
+    /**
+     * Opens a session owned by {@code principal} (null in open mode): only it, or an admin, may use it (contract §6).
+     * {@code address} is the caller's (kept in the record); the session counts against its owner's quota, the principal
+     * or in open mode that address ({@link SessionQuotas}).
+     */
+    public CompletableFuture<SessionGrant> open(String principal, String address, String clientId, long ttlMs,
+                                                long lockDelayMs) {
+        String quotaOwner = SessionQuotas.owner(principal, address);
         try {
             if (clientId == null || clientId.isEmpty() || clientId.length() > 128) {
                 throw WardenException.invalid("client_id", "must be 1 to 128 characters");
@@ -133,11 +144,8 @@ public final class SessionManager {
             if (lockDelayMs < 0 || lockDelayMs > MAX_LOCK_DELAY_MS) {
                 throw WardenException.invalid("lock_delay_ms", "must be between 0 and " + MAX_LOCK_DELAY_MS + ", got " + lockDelayMs);
             }
-            if (tracker.size() >= maxSessions) {
-                throw WardenException.exhausted("this gateway already tracks " + tracker.size()
-                        + " sessions, the most allowed (max-sessions-per-gateway); try another gateway");
-            }
             zk.failFast();
+            tracker.quotas().reserve(quotaOwner); // given back below if the session is not opened
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -145,7 +153,8 @@ public final class SessionManager {
         byte[] id = new byte[16];
         random.nextBytes(id);
         String sessionId = HexFormat.of().formatHex(id);
-        SessionRecord record = new SessionRecord(clientId, ttl, lockDelayMs, owner.gatewayId(), owner.incarnation(), principal);
+        SessionRecord record = new SessionRecord(clientId, ttl, lockDelayMs, owner.gatewayId(), owner.incarnation(), principal,
+                address);
         String path = CellPaths.session(sessionId);
         return zk.create(path, Json.write(record), CreateMode.PERSISTENT, false)
                 .handle((created, err) -> {
@@ -159,9 +168,10 @@ public final class SessionManager {
                 .thenCompose(zk::exists)
                 .handle((stat, err) -> {
                     if (err != null) {
+                        tracker.quotas().release(quotaOwner);
                         throw Zk.translate(err);
                     }
-                    tracker.track(sessionId, record, stat.getVersion(), 0);
+                    tracker.track(sessionId, record, stat.getVersion(), 0, true);
                     engine.sessionOpened(sessionId, clientId, principal);
                     log.info("opened session {} for client {}{} (ttl {} ms, lock-delay {} ms)", sessionId, clientId,
                             principal == null ? "" : " of principal " + principal, ttl, lockDelayMs);
@@ -233,10 +243,6 @@ public final class SessionManager {
     private CompletableFuture<Long> takeOver(String sessionId, Long newTtlMs, int attempt, boolean synced) {
         try {
             zk.failFast();
-            if (tracker.size() >= maxSessions) {
-                throw WardenException.exhausted("this gateway already tracks " + tracker.size()
-                        + " sessions, the most allowed (max-sessions-per-gateway); try another gateway");
-            }
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
@@ -251,14 +257,23 @@ public final class SessionManager {
                 mine = mine.withTtl(newTtlMs);
             }
             SessionRecord written = mine;
+            String quotaOwner = SessionQuotas.owner(rec);
+            // The gateway-wide and per-owner limits hold for takeovers too (issue 12, edge finding 3); the place is
+            // reserved before the write, so concurrent takeovers cannot overshoot them, and given back if it fails.
+            tracker.quotas().reserve(quotaOwner);
             long sent = clock.read();
-            return zk.setData(path, Json.write(mine), ds.stat().getVersion()).thenApply(stat -> {
+            return zk.setData(path, Json.write(mine), ds.stat().getVersion()).handle((stat, err) -> {
+                if (err != null) {
+                    tracker.quotas().release(quotaOwner);
+                    throw err instanceof java.util.concurrent.CompletionException c ? c
+                            : new java.util.concurrent.CompletionException(err);
+                }
                 tracker.vouching().heard(sent);
                 if (!owner.owns(rec)) {
                     log.info("took over session {} of client {} from gateway {}#{} with a fresh TTL of {} ms + B",
                             sessionId, rec.clientId(), rec.gateway(), rec.incarnation(), written.ttlMs());
                 }
-                tracker.track(sessionId, written, stat.getVersion(), tracker.boundNanos());
+                tracker.track(sessionId, written, stat.getVersion(), tracker.boundNanos(), true);
                 return written.ttlMs();
             });
         }).handle((ttl, err) -> {

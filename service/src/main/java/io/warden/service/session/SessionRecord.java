@@ -8,18 +8,20 @@ import com.fasterxml.jackson.annotation.JsonInclude;
  * only partitioned sees, when it hears from ZooKeeper again, that the record is no longer its own. {@code principal} is
  * the auth-file principal that opened the session (contract §6: the session is its), or null for a session opened in
  * open mode (absent from records written before issue 12), which only admins may use once an auth file is in force.
+ * {@code address} is the client address that opened it (for the per-owner session quota in open mode, and operators).
  */
 public record SessionRecord(String clientId, long ttlMs, long lockDelayMs, String gateway, String incarnation,
-                            @JsonInclude(JsonInclude.Include.NON_NULL) String principal) {
+                            @JsonInclude(JsonInclude.Include.NON_NULL) String principal,
+                            @JsonInclude(JsonInclude.Include.NON_NULL) String address) {
     public SessionRecord(String clientId, long ttlMs, long lockDelayMs, String gateway, String incarnation) {
-        this(clientId, ttlMs, lockDelayMs, gateway, incarnation, null);
+        this(clientId, ttlMs, lockDelayMs, gateway, incarnation, null, null);
     }
 
     SessionRecord withOwner(Owner owner) {
-        return new SessionRecord(clientId, ttlMs, lockDelayMs, owner.gatewayId(), owner.incarnation(), principal);
+        return new SessionRecord(clientId, ttlMs, lockDelayMs, owner.gatewayId(), owner.incarnation(), principal, address);
     }
 
     SessionRecord withTtl(long ttl) {
-        return new SessionRecord(clientId, ttl, lockDelayMs, gateway, incarnation, principal);
+        return new SessionRecord(clientId, ttl, lockDelayMs, gateway, incarnation, principal, address);
     }
 }

@@ -21,6 +21,8 @@ final class TrackedSession {
     final String clientId;
     /** The principal that owns the session (contract §6), or null for a session opened in open mode. */
     final String principal;
+    /** Whose quota the session counts against ({@link SessionQuotas#owner}). */
+    final String quotaOwner;
     final long lockDelayMs;
     /** The record watch; one object per tracked session, so re-arming it never adds another. */
     final Watcher watcher;
@@ -45,11 +47,12 @@ final class TrackedSession {
     /** No longer tracked here (taken over elsewhere, closed, expired, or the gateway stopped). Written under the monitor. */
     volatile boolean gone;
 
-    TrackedSession(String id, String clientId, String principal, long lockDelayMs,
+    TrackedSession(String id, String clientId, String principal, String quotaOwner, long lockDelayMs,
                    Function<TrackedSession, Watcher> watcherFor) {
         this.id = id;
         this.clientId = clientId;
         this.principal = principal;
+        this.quotaOwner = quotaOwner;
         this.lockDelayMs = lockDelayMs;
         this.watcher = watcherFor.apply(this);
     }

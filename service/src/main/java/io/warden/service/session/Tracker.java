@@ -56,7 +56,12 @@ final class Tracker {
     private final SessionExpiry expiry;
     private final Map<String, TrackedSession> tracked = new ConcurrentHashMap<>();
 
-    Tracker(Zk zk, Clock clock, Owner owner, LockEngine engine, Duration bound, SessionExpiry.Factory expiries) {
+    /** The sessions counted against the gateway's and each owner's limits: every tracked one, and reserved places. */
+    private final SessionQuotas quotas;
+
+    Tracker(Zk zk, Clock clock, Owner owner, LockEngine engine, Duration bound, SessionExpiry.Factory expiries,
+            SessionQuotas quotas) {
+        this.quotas = quotas;
         this.zk = zk;
         this.clock = clock;
         this.owner = owner;
@@ -91,6 +96,10 @@ final class Tracker {
         return tracked.get(id);
     }
 
+    SessionQuotas quotas() {
+        return quotas;
+    }
+
     int size() {
         return tracked.size();
     }
@@ -103,8 +112,34 @@ final class Tracker {
      * session opened here.
      */
     TrackedSession track(String id, SessionRecord rec, int version, long extraNanos) {
-        TrackedSession t = tracked.compute(id, (k, cur) -> cur == null || cur.gone
-                ? new TrackedSession(k, rec.clientId(), rec.principal(), rec.lockDelayMs(), this::watcherFor) : cur);
+        return track(id, rec, version, extraNanos, false);
+    }
+
+    /**
+     * As {@link #track(String, SessionRecord, int, long)}; {@code reserved}: the caller took a place in
+     * {@link #quotas()} for it (an open or takeover), which the session now holds, or gives back when it was tracked
+     * already. Without a reservation (adoption) the session is counted without a limit.
+     */
+    TrackedSession track(String id, SessionRecord rec, int version, long extraNanos, boolean reserved) {
+        String quotaOwner = SessionQuotas.owner(rec);
+        boolean[] created = new boolean[1];
+        TrackedSession[] replaced = new TrackedSession[1];
+        TrackedSession t = tracked.compute(id, (k, cur) -> {
+            if (cur == null || cur.gone) {
+                created[0] = true;
+                replaced[0] = cur; // gone but not yet removed by its untrack, whose remove now misses: released here
+                return new TrackedSession(k, rec.clientId(), rec.principal(), quotaOwner, rec.lockDelayMs(), this::watcherFor);
+            }
+            return cur;
+        });
+        if (replaced[0] != null) {
+            quotas.release(replaced[0].quotaOwner);
+        }
+        if (created[0] && !reserved) {
+            quotas.add(quotaOwner);
+        } else if (!created[0] && reserved) {
+            quotas.release(quotaOwner);
+        }
         long now = clock.read();
         synchronized (t) {
             t.ttlMs = rec.ttlMs();
@@ -129,7 +164,9 @@ final class Tracker {
                 t.timer = null;
             }
         }
-        tracked.remove(t.id, t);
+        if (tracked.remove(t.id, t)) {
+            quotas.release(t.quotaOwner);
+        }
         if (ended) {
             engine.sessionEnded(t.id);
         }
