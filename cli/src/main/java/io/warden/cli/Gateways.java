@@ -49,15 +49,20 @@ final class Gateways {
     private final String authorization;
 
     Gateways(List<URI> endpoints, Duration timeout) {
-        this(endpoints, timeout, null);
+        this(endpoints, timeout, null, null);
     }
 
-    Gateways(List<URI> endpoints, Duration timeout, String token) {
+    /** With {@code token} (or null) as the bearer token and {@code tls} (or null for the JVM's) for https gateways. */
+    Gateways(List<URI> endpoints, Duration timeout, String token, javax.net.ssl.SSLContext tls) {
         this.authorization = token == null ? null : "Bearer " + token;
         this.endpoints = endpoints;
         this.timeout = timeout;
-        this.http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
-                .connectTimeout(timeout.compareTo(Duration.ofSeconds(2)) < 0 ? timeout : Duration.ofSeconds(2)).build();
+        HttpClient.Builder b = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1)
+                .connectTimeout(timeout.compareTo(Duration.ofSeconds(2)) < 0 ? timeout : Duration.ofSeconds(2));
+        if (tls != null) {
+            b.sslContext(tls);
+        }
+        this.http = b.build();
     }
 
     List<URI> endpoints() {

@@ -76,6 +76,30 @@ public final class WardenCli {
             description = "File whose first line is the bearer token (env WARDEN_TOKEN_FILE).")
     java.nio.file.Path tokenFile;
 
+    @Option(names = "--cacert", scope = ScopeType.INHERIT, paramLabel = "FILE",
+            description = "PEM CA certificates to trust https gateways by (default: the JVM's trust store).")
+    java.nio.file.Path cacert;
+
+    @Option(names = "--cert", scope = ScopeType.INHERIT, paramLabel = "FILE",
+            description = "PEM client certificate (mTLS): its name is your principal; needs --key.")
+    java.nio.file.Path cert;
+
+    @Option(names = "--key", scope = ScopeType.INHERIT, paramLabel = "FILE",
+            description = "PEM (PKCS#8, unencrypted) private key of --cert.")
+    java.nio.file.Path key;
+
+    /** The TLS context from --cacert/--cert/--key, or null when none is given (the JVM's defaults). */
+    javax.net.ssl.SSLContext tls() {
+        if (cacert == null && cert == null && key == null) {
+            return null;
+        }
+        try {
+            return io.warden.client.PemTls.sslContext(cacert, cert, key);
+        } catch (IllegalArgumentException e) {
+            throw usage("--cacert/--cert/--key: " + e.getMessage());
+        }
+    }
+
     /** The bearer token from --token or --token-file, or null for a cell in open mode. */
     String token() {
         if (token != null && tokenFile != null && spec.commandLine().getParseResult().hasMatchedOption("--token-file")) {
@@ -167,7 +191,7 @@ public final class WardenCli {
     }
 
     Gateways gateways() {
-        return new Gateways(endpointUris(), timeout, token());
+        return new Gateways(endpointUris(), timeout, token(), tls());
     }
 
     /** Opens a session with the SDK (kept alive in the background). */
@@ -179,6 +203,10 @@ public final class WardenCli {
             String t = token();
             if (t != null) {
                 b.bearerToken(t);
+            }
+            javax.net.ssl.SSLContext ssl = tls();
+            if (ssl != null) {
+                b.sslContext(ssl);
             }
             return b.build();
         } catch (IllegalArgumentException | IllegalStateException e) {

@@ -220,6 +220,35 @@ class WardenCliTest {
     }
 
     @Test
+    void againstAnHttpsGatewayWithClientCertificates_theCliPresentsItsCertificate() throws Exception {
+        gateway.close();
+        io.warden.service.support.TestCa ca = new io.warden.service.support.TestCa(tmp).ca("ca")
+                .issue("ca", "gateway", "IP:127.0.0.1").issue("ca", "ops", "DNS:ops");
+        Path auth = tmp.resolve("auth.yaml");
+        java.nio.file.Files.writeString(auth, "principals:\n  - name: ops\n    grants: [{namespace: \"*\", role: lock}]\n");
+        gateway = Gateway.start(fx.config().toBuilder().httpHost("127.0.0.1").authFile(auth)
+                .tlsCert(ca.pem("gateway")).tlsKey(ca.key("gateway")).tlsClientCa(ca.pem("ca")).build());
+        url = "https://127.0.0.1:" + gateway.httpPort();
+        String[] tls = {"--cacert", ca.pem("ca").toString(), "--cert", ca.pem("ops").toString(), "--key", ca.key("ops").toString()};
+
+        Run locked = warden(concat(tls, "lock", "payments/tls", "--", "true"));
+        assertThat(locked.code()).as(locked.err()).isZero();
+        Run listed = warden(concat(tls, "ls", "--json"));
+        assertThat(listed.code()).as(listed.err()).isZero();
+        Run noCert = warden("--cacert", ca.pem("ca").toString(), "ls");
+        assertThat(noCert.code()).as(noCert.err()).isEqualTo(7);
+        Run badKey = warden("--cacert", ca.pem("ca").toString(), "--cert", ca.pem("ops").toString(), "ls");
+        assertThat(badKey.code()).isEqualTo(2);
+        assertThat(badKey.err()).contains("--cacert/--cert/--key");
+    }
+
+    private static String[] concat(String[] first, String... rest) {
+        String[] all = java.util.Arrays.copyOf(first, first.length + rest.length);
+        System.arraycopy(rest, 0, all, first.length, rest.length);
+        return all;
+    }
+
+    @Test
     void acquireRenewAndReleaseALease() throws Exception {
         Run acquired = warden("--ttl", "30s", "acquire", "user:42", "--json");
         assertThat(acquired.code()).as(acquired.err()).isZero();

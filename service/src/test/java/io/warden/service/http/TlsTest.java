@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warden.service.Gateway;
 import io.warden.service.auth.AuthFile;
+import io.warden.service.support.TestCa;
 import io.warden.service.support.WardenFixture;
 import java.io.IOException;
 import java.net.URI;
@@ -17,8 +18,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.KeyStore;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
@@ -45,37 +44,13 @@ class TlsTest {
     private static Gateway gateway;
     private static String base;
 
-    static void openssl(String... args) throws IOException, InterruptedException {
-        List<String> cmd = new ArrayList<>(List.of("openssl"));
-        cmd.addAll(List.of(args));
-        Process p = new ProcessBuilder(cmd).directory(dir.toFile()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes());
-        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
-            throw new IllegalStateException("openssl " + String.join(" ", args) + " failed: " + out);
-        }
-    }
-
-    /** A CA, and with it a certificate for {@code name} (CN; SANs {@code sans}), as name.pem / name.key. */
-    static void ca(String ca) throws Exception {
-        openssl("req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", ca + ".key", "-out", ca + ".pem", "-days", "2",
-                "-subj", "/CN=" + ca);
-    }
-
-    static void issue(String ca, String name, String sans) throws Exception {
-        openssl("req", "-newkey", "rsa:2048", "-nodes", "-keyout", name + ".key", "-out", name + ".csr", "-subj", "/CN=" + name);
-        Files.writeString(dir.resolve(name + ".ext"), "subjectAltName=" + sans + "\n");
-        openssl("x509", "-req", "-in", name + ".csr", "-CA", ca + ".pem", "-CAkey", ca + ".key", "-CAcreateserial",
-                "-out", name + ".pem", "-days", "2", "-extfile", name + ".ext");
-    }
-
     @BeforeAll
     static void start() throws Exception {
-        ca("test-ca");
-        ca("rogue-ca");
-        issue("test-ca", "gateway", "IP:127.0.0.1,DNS:localhost");
-        issue("test-ca", "ci-runner", "DNS:ci-runner.example.com");
-        issue("test-ca", "stranger", "DNS:stranger.example.com");
-        issue("rogue-ca", "ci-runner-forged", "DNS:ci-runner.example.com");
+        new TestCa(dir).ca("test-ca").ca("rogue-ca")
+                .issue("test-ca", "gateway", "IP:127.0.0.1,DNS:localhost")
+                .issue("test-ca", "ci-runner", "DNS:ci-runner.example.com")
+                .issue("test-ca", "stranger", "DNS:stranger.example.com")
+                .issue("rogue-ca", "ci-runner-forged", "DNS:ci-runner.example.com");
         Path auth = dir.resolve("auth.yaml");
         Files.writeString(auth, "principals:\n"
                 + "  - name: ci-runner\n    grants: [{namespace: builds, role: lock}]\n"
