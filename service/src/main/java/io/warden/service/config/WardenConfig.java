@@ -34,6 +34,9 @@ import java.time.Duration;
  * @param watchBufferBytes      what all watch streams together may hold queued, in bytes; 0 = an eighth of the heap
  * @param maxWatches            watch streams ({@code GET /v1/watch}) of names or prefixes one gateway serves; a session's
  *                              own watch ({@code session_id=} alone) counts against max-sessions-per-gateway instead
+ * @param allowedHosts          what a request's {@code Host} may name ({@code *} = any, {@code *.domain}), or null for
+ *                              the default: loopback, this machine's names and addresses, httpHost, advertiseHost
+ * @param allowedOrigins        web origins besides the gateway's own that may call it ({@code *} = any), or null for none
  */
 public record WardenConfig(
         String httpHost,
@@ -57,7 +60,9 @@ public record WardenConfig(
         String advertiseHost,
         String consoleAdminToken,
         long watchBufferBytes,
-        int maxWatches) {
+        int maxWatches,
+        java.util.List<String> allowedHosts,
+        java.util.List<String> allowedOrigins) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -70,7 +75,8 @@ public record WardenConfig(
                 + ", maxSessionsPerGateway=" + maxSessionsPerGateway + ", leaseNamespace=" + leaseNamespace
                 + ", drainTimeout=" + drainTimeout + ", maxBodyBytes=" + maxBodyBytes + ", gatewayId=" + gatewayId
                 + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)")
-                + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + "]";
+                + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + ", allowedHosts=" + allowedHosts
+                + ", allowedOrigins=" + allowedOrigins + "]";
     }
 
     public static WardenConfig defaults() {
@@ -96,7 +102,9 @@ public record WardenConfig(
                 null,
                 null,
                 0L,
-                10_000);
+                10_000,
+                null,
+                null);
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -157,6 +165,8 @@ public record WardenConfig(
         private String gatewayId;
         private long watchBufferBytes;
         private int maxWatches;
+        private java.util.List<String> allowedHosts;
+        private java.util.List<String> allowedOrigins;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -181,6 +191,8 @@ public record WardenConfig(
             consoleAdminToken = c.consoleAdminToken;
             watchBufferBytes = c.watchBufferBytes;
             maxWatches = c.maxWatches;
+            allowedHosts = c.allowedHosts;
+            allowedOrigins = c.allowedOrigins;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -205,12 +217,14 @@ public record WardenConfig(
         public Builder consoleAdminToken(String v) { consoleAdminToken = v; return this; }
         public Builder watchBufferBytes(long v) { watchBufferBytes = v; return this; }
         public Builder maxWatches(int v) { maxWatches = v; return this; }
+        public Builder allowedHosts(java.util.List<String> v) { allowedHosts = v; return this; }
+        public Builder allowedOrigins(java.util.List<String> v) { allowedOrigins = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
                     maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
-                    advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches);
+                    advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, allowedHosts, allowedOrigins);
         }
     }
 }
