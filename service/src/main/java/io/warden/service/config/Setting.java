@@ -48,7 +48,7 @@ enum Setting {
             "holds plus queued requests one session may have (429 past it)",
             WardenConfig::maxRequestsPerSession, (b, v) -> b.maxRequestsPerSession((Integer) v)),
     MAX_WAITERS_PER_LOCK("max-waiters-per-lock", Kind.WAITERS_PER_LOCK,
-            "queued requests one lock name may have (429 past it)",
+            "waiters one lock name may have: queued requests not granted, holders not counted (429 past it)",
             WardenConfig::maxWaitersPerLock, (b, v) -> b.maxWaitersPerLock((Integer) v)),
     MAX_SESSIONS_PER_GATEWAY("max-sessions-per-gateway", Kind.POSITIVE_INT,
             "sessions one gateway tracks (429 past it)",
