@@ -12,8 +12,8 @@ import java.util.Optional;
  * cookie ({@value #COOKIE}: HttpOnly, SameSite=Strict, Path=/console, Secure over https) and must send the CSRF
  * token derived from it with every admin POST.
  *
- * <p>Nothing is rate-limited: a wrong token costs one HMAC and a warn line. Put the console behind the network
- * controls of the rest of the admin plane.
+ * <p>Failed logins are limited per address and in all ({@link LoginThrottle}); still, put the console behind the
+ * network controls of the rest of the admin plane.
  *
  * <p>Concurrency: immutable; the viewer of a request is cached on that request's context. Safe from any thread.
  */

@@ -11,9 +11,10 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code GET/POST /console/login} and {@code POST /console/logout}. The login form takes the admin's name (for the
  * audit log) and the cell's admin token; a wrong token is a 401 page and a warn line that names the actor and the
- * address, never the token.
+ * address, never the token. Failed logins are limited ({@link LoginThrottle}: 5 per address and 100 in all per
+ * minute, then 429).
  *
- * <p>Concurrency: stateless apart from its immutable collaborators; safe from any thread.
+ * <p>Concurrency: the throttle is thread-safe; everything else is immutable; safe from any thread.
  */
 final class LoginPage {
     static final int MAX_ACTOR = 64;
@@ -21,10 +22,14 @@ final class LoginPage {
 
     private final Pages pages;
     private final Auth auth;
+    private final LoginThrottle throttle;
+    private final java.time.Clock clock;
 
-    LoginPage(Pages pages) {
+    LoginPage(Pages pages, java.time.Clock clock) {
         this.pages = pages;
         this.auth = pages.auth();
+        this.clock = clock;
+        this.throttle = new LoginThrottle();
     }
 
     void form(Context ctx) {
@@ -47,11 +52,23 @@ final class LoginPage {
                     "actor: give your name (1 to " + MAX_ACTOR + " characters); it goes to the audit log", true));
             return;
         }
+        String address = ctx.ip();
+        java.util.Optional<java.time.Duration> wait = throttle.retryAfter(address, clock.instant());
+        if (wait.isPresent()) {
+            long seconds = Math.max(1, (wait.get().toMillis() + 999) / 1000);
+            log.warn("console login refused: too many failed logins (actor '{}' from {}); retry in {} s", actor, address, seconds);
+            ctx.header("Retry-After", Long.toString(seconds));
+            pages.html(ctx, 429, "login", page, new LoginView(next, actor,
+                    "too many failed logins; try again in " + seconds + " s", true));
+            return;
+        }
         if (!auth.tokenMatches(ctx.formParam("token"))) {
-            log.warn("console login refused: wrong admin token for actor '{}' from {}", actor, ctx.ip());
+            throttle.failed(address, clock.instant());
+            log.warn("console login refused: wrong admin token for actor '{}' from {}", actor, address);
             pages.html(ctx, 401, "login", page, new LoginView(next, actor, "wrong admin token", true));
             return;
         }
+        throttle.succeeded(address);
         auth.logIn(ctx, actor);
         log.info("console login: '{}' from {}", actor, ctx.ip());
         Pages.seeOther(ctx, next);
@@ -71,13 +88,39 @@ final class LoginPage {
         return "admin actions are turned off on this gateway: it has no admin token configured";
     }
 
-    /** Only a path inside the console: never another host ({@code //evil}, {@code /\evil}) or a header break. */
+    /**
+     * Only a path inside the console: never another host ({@code //evil}, {@code /\evil}), a header break, or a path
+     * that leaves {@code /console} once a browser resolves its dot segments ({@code /console/../v1}, also written
+     * {@code %2e%2e}: issue 12). Anything else means the overview.
+     */
     static String safeNext(String next) {
         if (next == null || next.isEmpty()) {
             return Urls.overview();
         }
         boolean inside = next.equals(Urls.ROOT) || next.startsWith(Urls.ROOT + "/") || next.startsWith(Urls.ROOT + "?");
-        boolean clean = !next.contains("//") && !next.contains("\\") && next.chars().noneMatch(Character::isISOControl);
-        return inside && clean ? next : Urls.overview();
+        String lower = next.toLowerCase(java.util.Locale.ROOT);
+        boolean clean = !next.contains("//") && !next.contains("\\") && next.chars().noneMatch(Character::isISOControl)
+                && !lower.contains("%2f") && !lower.contains("%5c") && next.chars().allMatch(c -> c > ' ' && c < 0x7f);
+        if (!inside || !clean) {
+            return Urls.overview();
+        }
+        int end = next.length();
+        for (char c : new char[] {'?', '#'}) {
+            int at = next.indexOf(c);
+            if (at >= 0 && at < end) {
+                end = at;
+            }
+        }
+        for (String segment : lower.substring(0, end).split("/", -1)) {
+            String plain = segment.replace("%2e", ".");
+            int semicolon = plain.indexOf(';');
+            if (semicolon >= 0) {
+                plain = plain.substring(0, semicolon); // a path parameter: some servers read "..;" as ".."
+            }
+            if (plain.equals(".") || plain.equals("..")) {
+                return Urls.overview();
+            }
+        }
+        return next;
     }
 }

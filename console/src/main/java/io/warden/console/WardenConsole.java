@@ -41,12 +41,13 @@ import org.eclipse.jetty.server.Server;
 public final class WardenConsole {
     private final ConsoleBackend backend;
     private final Pages pages;
+    private final Clock wallClock;
     private final AtomicReference<Server> server = new AtomicReference<>();
 
     public WardenConsole(ConsoleBackend backend, ConsoleSettings settings, Clock wallClock) {
         this.backend = Objects.requireNonNull(backend, "backend");
         Objects.requireNonNull(settings, "settings");
-        Objects.requireNonNull(wallClock, "wallClock");
+        this.wallClock = Objects.requireNonNull(wallClock, "wallClock");
         Auth auth = new Auth(settings, wallClock);
         this.pages = new Pages(new Templates(), auth, settings, wallClock, () -> this::execute);
     }
@@ -64,7 +65,7 @@ public final class WardenConsole {
         AuditPage audit = new AuditPage(backend, pages);
         SearchRoutes search = new SearchRoutes(backend, pages);
         AdminActions actions = new AdminActions(backend, pages);
-        LoginPage login = new LoginPage(pages);
+        LoginPage login = new LoginPage(pages, wallClock);
         StaticAssets assets = new StaticAssets();
 
         get(cfg, "/console", overview::handle);

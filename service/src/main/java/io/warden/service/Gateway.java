@@ -102,7 +102,7 @@ public final class Gateway implements AutoCloseable {
         this.sessions = new SessionManager(zk, clock, metrics, engine, Owner.newIncarnation(gatewayId), config.sessionTtlMin(),
                 config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(), config.maxSessionsPerPrincipal(),
                 SessionManager.vouchBound(config.zkSessionTimeout()));
-        this.lister = new LockLister(zk, engine);
+        this.lister = new LockLister(zk, engine, clock);
         this.warden = new WardenService(engine, sessions, lister, this::ready);
         this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));

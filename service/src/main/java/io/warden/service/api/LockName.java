@@ -63,6 +63,40 @@ public record LockName(String namespace, List<String> segments) {
         }
     }
 
+    /**
+     * Checks a prefix of lock names ({@code GET /v1/watch?prefix=}): a namespace, or a namespace, {@code /} and the
+     * start of a lock path. Every segment before the last must be a whole segment as in a name (so no empty, {@code .}
+     * or {@code ..} segment: issue 12 found {@code prefix=ns/../..} accepted); the last may be empty (every lock under
+     * the segments before it) or the start of a segment (it may not begin with {@code _} or {@code .}). A prefix that
+     * no lock name can start with is refused, naming {@code field}.
+     */
+    public static void validatePrefix(String field, String prefix) {
+        if (prefix.length() > MAX_LENGTH) {
+            throw WardenException.invalid(field, "is at most " + MAX_LENGTH + " characters, got " + prefix.length());
+        }
+        String[] parts = prefix.split("/", -1);
+        validateNamespace(field, parts[0]);
+        if (parts.length == 1) {
+            return;
+        }
+        int whole = parts.length - 2;
+        String last = parts[parts.length - 1];
+        if (whole + 1 > MAX_SEGMENTS) { // the segments before the last, and at least one more (or the last)
+            throw WardenException.invalid(field, "a lock name has at most " + MAX_SEGMENTS + " path segments after the "
+                    + "namespace; this prefix has more");
+        }
+        for (int i = 1; i < parts.length - 1; i++) {
+            if (!SEGMENT.matcher(parts[i]).matches()) {
+                throw WardenException.invalid(field, "segment '" + abbreviate(parts[i]) + "' is not allowed: use 1-128 of "
+                        + "[A-Za-z0-9._:-], not starting with '_' or '.' (no empty, '.' or '..' segments)");
+            }
+        }
+        if (!last.isEmpty() && !SEGMENT.matcher(last).matches()) {
+            throw WardenException.invalid(field, "'" + abbreviate(last) + "' cannot start a segment of a lock name: use "
+                    + "[A-Za-z0-9._:-], not starting with '_' or '.'");
+        }
+    }
+
     /** The path below the cell's {@code /locks} node, e.g. {@code payments/invoice-42}. */
     @Override
     public String toString() {

@@ -48,7 +48,7 @@ enum Setting {
             "holds plus queued requests one session may have (429 past it)",
             WardenConfig::maxRequestsPerSession, (b, v) -> b.maxRequestsPerSession((Integer) v)),
     MAX_WAITERS_PER_LOCK("max-waiters-per-lock", Kind.WAITERS_PER_LOCK,
-            "queued requests one lock name may have (429 past it)",
+            "waiters one lock name may have: queued requests not granted, holders not counted (429 past it)",
             WardenConfig::maxWaitersPerLock, (b, v) -> b.maxWaitersPerLock((Integer) v)),
     MAX_SESSIONS_PER_GATEWAY("max-sessions-per-gateway", Kind.POSITIVE_INT,
             "sessions one gateway tracks (429 past it)",
@@ -105,7 +105,21 @@ enum Setting {
     TLS_CLIENT_PRINCIPAL("tls-client-principal", Kind.CERT_NAME,
             "which name of a verified client certificate is its principal's: cn (the subject's CN), or the first "
                     + "subject alternative name of kind dns, uri or email",
-            WardenConfig::tlsClientPrincipal, (b, v) -> b.tlsClientPrincipal((String) v));
+            WardenConfig::tlsClientPrincipal, (b, v) -> b.tlsClientPrincipal((String) v)),
+    ALLOWED_HOSTS("allowed-hosts", Kind.HOST_LIST,
+            "names and addresses a request's Host header may give (421 otherwise; a defence against DNS rebinding): "
+                    + "a comma list of names, addresses, *.domain for any name under a domain, or * for any; unset = "
+                    + "localhost, this machine's names and addresses, http-host and advertise-host",
+            WardenConfig::allowedHosts, (b, v) -> b.allowedHosts(castList(v))),
+    ALLOWED_ORIGINS("allowed-origins", Kind.ORIGIN_LIST,
+            "web origins (scheme://host[:port]) besides the gateway's own whose pages may call it (an Origin header "
+                    + "not allowed is a 403): a comma list, or * for any; unset = the gateway's own origin only",
+            WardenConfig::allowedOrigins, (b, v) -> b.allowedOrigins(castList(v)));
+
+    @SuppressWarnings("unchecked")
+    private static java.util.List<String> castList(Object v) {
+        return (java.util.List<String>) v;
+    }
 
     /** Longest duration setting, one day: longer than any sensible timeout, far from overflowing anything. */
     static final long MAX_DURATION_MS = 86_400_000L;
@@ -171,6 +185,8 @@ enum Setting {
                     : this == AUTH_FILE ? "(unset: open mode)"
                     : this == TLS_CERT || this == TLS_KEY ? "(unset: plain HTTP)"
                     : this == TLS_CLIENT_CA ? "(unset: no client certificates)"
+                    : this == ALLOWED_HOSTS ? "(unset: localhost, this machine's names and addresses, http-host, advertise-host)"
+                    : this == ALLOWED_ORIGINS ? "(unset: the gateway's own origin only)"
                     : "(unset: generated)";
         }
         return kind.render(value);
@@ -318,6 +334,40 @@ enum Setting {
                 return text;
             }
         },
+        HOST_LIST("HOST,...", "a comma list of host names or addresses, *.domain, or *") {
+            @Override
+            Object parse(String text) {
+                java.util.List<String> out = new java.util.ArrayList<>();
+                for (String item : text.split(",", -1)) {
+                    String h = item.strip();
+                    require(h.equals("*") || (h.length() <= 253 && HOST_PATTERN.matcher(h.startsWith("*.") ? h.substring(2) : h).matches()));
+                    out.add(h);
+                }
+                return java.util.List.copyOf(out);
+            }
+
+            @Override
+            String render(Object value) {
+                return String.join(",", castList(value));
+            }
+        },
+        ORIGIN_LIST("ORIGIN,...", "a comma list of origins like https://console.example.com:8443, or *") {
+            @Override
+            Object parse(String text) {
+                java.util.List<String> out = new java.util.ArrayList<>();
+                for (String item : text.split(",", -1)) {
+                    String o = item.strip();
+                    require(o.equals("*") || ORIGIN_PATTERN.matcher(o).matches());
+                    out.add(o);
+                }
+                return java.util.List.copyOf(out);
+            }
+
+            @Override
+            String render(Object value) {
+                return String.join(",", castList(value));
+            }
+        },
         /** A credential: never shown, neither in messages nor in the settings' listing. */
         SECRET("TOKEN", "16-256 printable ASCII characters without spaces") {
             @Override
@@ -333,6 +383,8 @@ enum Setting {
         };
 
         private static final Pattern HOST_PATTERN = Pattern.compile("[A-Za-z0-9._:%\\[\\]-]+");
+        private static final Pattern ORIGIN_PATTERN =
+                Pattern.compile("https?://([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+])(:[0-9]{1,5})?");
         private static final Pattern CHROOT_PATTERN = Pattern.compile("(/[A-Za-z0-9._:-]+)+");
         private static final Pattern NAMESPACE_PATTERN = Pattern.compile("[a-z][a-z0-9-]{0,62}");
         private static final Pattern SECRET_PATTERN = Pattern.compile("[!-~]{16,256}");

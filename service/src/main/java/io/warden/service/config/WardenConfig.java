@@ -41,6 +41,9 @@ import java.time.Duration;
  * @param tlsKey                its PEM (PKCS#8) private key
  * @param tlsClientCa           PEM CA certificates that client certificates (mTLS) are verified against, or null
  * @param tlsClientPrincipal    which name of a verified client certificate names the principal: cn, dns, uri or email
+ * @param allowedHosts          what a request's {@code Host} may name ({@code *} = any, {@code *.domain}), or null for
+ *                              the default: loopback, this machine's names and addresses, httpHost, advertiseHost
+ * @param allowedOrigins        web origins besides the gateway's own that may call it ({@code *} = any), or null for none
  */
 public record WardenConfig(
         String httpHost,
@@ -71,7 +74,9 @@ public record WardenConfig(
         Path tlsCert,
         Path tlsKey,
         Path tlsClientCa,
-        String tlsClientPrincipal) {
+        String tlsClientPrincipal,
+        java.util.List<String> allowedHosts,
+        java.util.List<String> allowedOrigins) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -86,7 +91,8 @@ public record WardenConfig(
                 + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)")
                 + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + ", authFile=" + authFile
                 + ", metricsAuth=" + metricsAuth + ", maxSessionsPerPrincipal=" + maxSessionsPerPrincipal + ", tlsCert=" + tlsCert + ", tlsKey=" + tlsKey
-                + ", tlsClientCa=" + tlsClientCa + ", tlsClientPrincipal=" + tlsClientPrincipal + "]";
+                + ", tlsClientCa=" + tlsClientCa + ", tlsClientPrincipal=" + tlsClientPrincipal + ", allowedHosts=" + allowedHosts
+                + ", allowedOrigins=" + allowedOrigins + "]";
     }
 
     public static WardenConfig defaults() {
@@ -119,7 +125,9 @@ public record WardenConfig(
                 null,
                 null,
                 null,
-                "cn");
+                "cn",
+                null,
+                null);
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -187,6 +195,8 @@ public record WardenConfig(
         private Path tlsKey;
         private Path tlsClientCa;
         private String tlsClientPrincipal;
+        private java.util.List<String> allowedHosts;
+        private java.util.List<String> allowedOrigins;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -218,6 +228,8 @@ public record WardenConfig(
             tlsKey = c.tlsKey;
             tlsClientCa = c.tlsClientCa;
             tlsClientPrincipal = c.tlsClientPrincipal;
+            allowedHosts = c.allowedHosts;
+            allowedOrigins = c.allowedOrigins;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -249,13 +261,15 @@ public record WardenConfig(
         public Builder tlsKey(Path v) { tlsKey = v; return this; }
         public Builder tlsClientCa(Path v) { tlsClientCa = v; return this; }
         public Builder tlsClientPrincipal(String v) { tlsClientPrincipal = v; return this; }
+        public Builder allowedHosts(java.util.List<String> v) { allowedHosts = v; return this; }
+        public Builder allowedOrigins(java.util.List<String> v) { allowedOrigins = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
                     maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
                     advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, authFile, metricsAuth, maxSessionsPerPrincipal,
-                    tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal);
+                    tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal, allowedHosts, allowedOrigins);
         }
     }
 }

@@ -51,6 +51,17 @@ final class Fields {
         if (value.codePoints().anyMatch(cp -> Character.isISOControl(cp) || Character.getType(cp) == Character.SURROGATE)) {
             throw WardenException.invalid(field, "must be text without control characters or unpaired surrogates");
         }
+        // Issue 12: invisible characters make a client id that is not what it looks like in the console and the logs.
+        // FORMAT (Cf) covers the bidi controls U+200E/F, U+202A-E, U+2066-9, the zero-width U+200B-D, U+2060, U+FEFF
+        // and the soft hyphen; line and paragraph separators break a log line.
+        if (value.codePoints().anyMatch(cp -> Character.getType(cp) == Character.FORMAT
+                || Character.getType(cp) == Character.LINE_SEPARATOR || Character.getType(cp) == Character.PARAGRAPH_SEPARATOR)) {
+            throw WardenException.invalid(field, "must not contain invisible format characters (bidi controls such as "
+                    + "U+202E, zero-width characters such as U+200B or U+FEFF) or line separators");
+        }
+        if (value.codePoints().allMatch(cp -> Character.isWhitespace(cp) || Character.isSpaceChar(cp))) {
+            throw WardenException.invalid(field, "must not be blank (only white space)");
+        }
         return value;
     }
 

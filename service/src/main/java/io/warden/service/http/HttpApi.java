@@ -50,6 +50,8 @@ public final class HttpApi {
     private static final String ROUTE = "warden.route";
     private static final String UNMATCHED = "unmatched";
     private static final Set<String> DRAIN_EXEMPT = Set.of("/health/live", "/health/ready", "/metrics");
+    /** Probes carry whatever Host the prober uses (a pod IP, a service name) and learn nothing but "UP". */
+    private static final Set<String> HOST_EXEMPT = Set.of("/health/live", "/health/ready");
     private static final Set<String> METHODS = Set.of("GET", "POST", "DELETE", "PUT", "PATCH", "HEAD", "OPTIONS");
 
     private static final Logger log = LoggerFactory.getLogger(HttpApi.class);
@@ -72,6 +74,7 @@ public final class HttpApi {
     private volatile boolean draining;
     private volatile Javalin app;
 
+    private volatile EdgeGuard guard;
     private volatile WatchRoutes watchRoutes;
     /** Set by {@link #configure} before any route is served. */
     private volatile Access access;
@@ -214,6 +217,17 @@ public final class HttpApi {
             }
         });
 
+        EdgeGuard guard = new EdgeGuard(config.allowedHosts(), config.allowedOrigins(), host, config.advertiseHost());
+        this.guard = guard;
+        // Host and Origin for everything: the routes registered by route() check them themselves (after naming their
+        // route for the metrics), the rest (the console, its assets, unknown paths) here.
+        cfg.routes.before(ctx -> {
+            String path = ctx.path();
+            if (!(path.startsWith("/v1/") || path.startsWith("/lock/") || path.startsWith("/health/") || path.equals("/metrics"))) {
+                guard.checkBrowser(ctx);
+            }
+        });
+        cfg.routes.wsBeforeUpgrade(guard::checkBrowser);
         Exchange exchange = new Exchange(json, problems, config.maxBodyBytes(), responseExecutor());
         Requests requests = new Requests(json, config);
         Access access = new Access(authenticator, warden, CertificatePrincipal.of(config.tlsClientPrincipal()));
@@ -286,9 +300,17 @@ public final class HttpApi {
         boolean exempt = DRAIN_EXEMPT.contains(template);
         boolean authenticated = template.startsWith("/v1/") || template.startsWith("/lock/")
                 || (template.equals("/metrics") && config.metricsAuth());
+        boolean anyHost = HOST_EXEMPT.contains(template);
+        boolean api = template.startsWith("/v1/") || template.startsWith("/lock/");
         cfg.routes.addHttpHandler(method, template, ctx -> {
             ctx.attribute(ROUTE, template);
             try {
+                if (!anyHost) {
+                    guard.checkBrowser(ctx);
+                }
+                if (api) {
+                    guard.checkMediaType(ctx);
+                }
                 if (draining && !exempt) {
                     throw ProblemException.draining();
                 }

@@ -341,7 +341,9 @@ public final class LockEngine {
             }
             if (w.evaluations++ == 0) {
                 metrics.queueDepth(q.entries().size());
-                if (q.entries().size() > maxWaitersPerLock && !q.holds(i)) {
+                // Waiters only (issue 12: counting the holders made --max-waiters-per-lock 5 admit 4); this request is
+                // one of them unless it holds.
+                if (!q.holds(i) && q.waiters().size() > maxWaitersPerLock) {
                     w.tooMany = true;
                 }
             }
@@ -354,7 +356,7 @@ public final class LockEngine {
             if (w.tooMany) {
                 if (w.state.compareAndSet(Waiting.WAITING, Waiting.TIMING_OUT)) {
                     remove(w).whenComplete((v, e) -> finishWithError(w, WardenException.exhausted(
-                            "lock " + w.req.name() + " already has " + (q.entries().size() - 1)
+                            "lock " + w.req.name() + " already has " + (q.waiters().size() - 1)
                                     + " queued requests, the most allowed (max-waiters-per-lock)")));
                 }
                 return;

@@ -3,7 +3,6 @@ package io.warden.service.watch;
 import io.warden.service.api.LockName;
 import io.warden.service.api.WardenException;
 
-import java.util.regex.Pattern;
 
 /**
  * Which locks a watch covers: one lock by its full name, or every lock under a prefix. A prefix is a namespace
@@ -20,7 +19,6 @@ import java.util.regex.Pattern;
  * <p>Concurrency: immutable.
  */
 public record WatchFilter(String name, String prefix, String sessionId) {
-    private static final Pattern PREFIX_REST = Pattern.compile("[A-Za-z0-9._:/-]*");
 
     public WatchFilter {
         if ((name == null) == (prefix == null)) {
@@ -55,14 +53,7 @@ public record WatchFilter(String name, String prefix, String sessionId) {
         if (name != null) {
             return new WatchFilter(LockName.parse("name", name).toString(), null, sessionId);
         }
-        if (prefix.length() > LockName.MAX_LENGTH) {
-            throw WardenException.invalid("prefix", "is at most " + LockName.MAX_LENGTH + " characters, got " + prefix.length());
-        }
-        int slash = prefix.indexOf('/');
-        LockName.validateNamespace("prefix", slash < 0 ? prefix : prefix.substring(0, slash));
-        if (slash >= 0 && !PREFIX_REST.matcher(prefix.substring(slash + 1)).matches()) {
-            throw WardenException.invalid("prefix", "after the namespace only [A-Za-z0-9._:/-] may follow");
-        }
+        LockName.validatePrefix("prefix", prefix);
         return new WatchFilter(null, prefix, sessionId);
     }
 

@@ -41,6 +41,25 @@ public final class Zk {
      */
     private final java.util.concurrent.atomic.AtomicLong disconnects = new java.util.concurrent.atomic.AtomicLong();
 
+    /**
+     * How long ZooKeeper may leave this gateway's requests unanswered before {@link #failFast()} refuses new calls (issue
+     * 12: a frozen server, a black-holed link). ZooKeeper's client notices only after its read timeout, 2/3 of the
+     * session timeout (6.7 s by default), and says "connected" until then; every call made meanwhile hung. The sessions'
+     * sync probe (every B/4, 1.25 s by default) keeps a request outstanding often enough for a freeze to show within
+     * about B/4 + this. Requests already sent are not cut short: only the client's timeout or the connection loss ends
+     * them, so a write that was applied is still seen as such ({@link MultiFailure#maybeApplied()}).
+     */
+    public static final long STALL_AFTER_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(1);
+    /**
+     * Send times (System.nanoTime) of the requests not yet answered, with how many were sent at that instant. Guarded
+     * by {@code stall}. A request whose reply never comes (a bug, a client closing) cannot make the gateway look stalled
+     * for long: any reply to a request sent later clears the verdict (see {@link #stalled()}).
+     */
+    private final java.util.TreeMap<Long, Integer> unanswered = new java.util.TreeMap<>();
+    /** When the latest reply came (System.nanoTime). Guarded by {@code stall}. */
+    private long lastReply = System.nanoTime();
+    private final Object stall = new Object();
+
     public Zk(CuratorFramework client, WardenMetrics metrics) {
         this.client = client;
         this.metrics = metrics;
@@ -87,10 +106,45 @@ public final class Zk {
         }
     }
 
-    /** Throws UNAVAILABLE at once when ZooKeeper is not connected: the API answers 503 quickly instead of hanging. */
+    /**
+     * Throws UNAVAILABLE at once when ZooKeeper is not connected, or has left requests unanswered for
+     * {@link #STALL_AFTER_NANOS}: the API answers 503 quickly instead of hanging. Nothing has been sent when it throws.
+     */
     public void failFast() {
         if (!connected()) {
             throw WardenException.unavailable("ZooKeeper is not reachable from this gateway (no quorum or no connection); try again shortly", null);
+        }
+        if (stalled()) {
+            throw WardenException.unavailable("ZooKeeper has not answered this gateway for over "
+                    + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(STALL_AFTER_NANOS) + " ms; try again shortly", null);
+        }
+    }
+
+    /**
+     * Whether a request sent more than {@link #STALL_AFTER_NANOS} ago is unanswered and no reply at all has come since
+     * it was sent: ZooKeeper has stopped answering this gateway.
+     */
+    public boolean stalled() {
+        long now = System.nanoTime();
+        synchronized (stall) {
+            Long sent = unanswered.floorKey(now - STALL_AFTER_NANOS); // the latest request sent before the cutoff
+            return sent != null && sent - lastReply > 0;
+        }
+    }
+
+    private long sent() {
+        long now = System.nanoTime();
+        synchronized (stall) {
+            unanswered.merge(now, 1, Integer::sum);
+        }
+        return now;
+    }
+
+    private void answered(long sentAt) {
+        long now = System.nanoTime();
+        synchronized (stall) {
+            unanswered.computeIfPresent(sentAt, (k, n) -> n == 1 ? null : n - 1);
+            lastReply = now;
         }
     }
 
@@ -197,7 +251,9 @@ public final class Zk {
         long start = System.nanoTime();
         long disconnectsBefore = disconnects.get();
         CompletableFuture<List<CuratorTransactionResult>> f = new CompletableFuture<>();
+        long sentAt = sent();
         BackgroundCallback cb = (c, event) -> {
+            answered(sentAt);
             replyListener.accept(event.getResultCode());
             metrics.zkOperation("multi", System.nanoTime() - start, event.getResultCode());
             if (event.getResultCode() == 0) {
@@ -210,6 +266,7 @@ public final class Zk {
         try {
             client.transaction().inBackground(cb).forOperations(ops);
         } catch (Exception e) {
+            answered(sentAt); // never sent
             f.completeExceptionally(e);
         }
         return f;
@@ -227,7 +284,9 @@ public final class Zk {
     private <T> CompletableFuture<T> call(String op, Starter starter, Function<CuratorEvent, T> result) {
         long start = System.nanoTime();
         CompletableFuture<T> f = new CompletableFuture<>();
+        long sentAt = sent();
         BackgroundCallback cb = (c, event) -> {
+            answered(sentAt);
             int rc = event.getResultCode();
             replyListener.accept(rc);
             metrics.zkOperation(op, System.nanoTime() - start, rc);
@@ -246,6 +305,7 @@ public final class Zk {
         try {
             starter.start(cb);
         } catch (Exception e) {
+            answered(sentAt); // never sent
             f.completeExceptionally(e);
         }
         return f;

@@ -85,12 +85,16 @@ class ConfigLoaderTest {
             "--console-admin-token", "s3cret-admin-token-0123",
             "--watch-buffer-bytes", "8388608",
             "--max-watches", "250",
+            "--allowed-hosts", "warden.example.com, *.cell.example.net,10.0.0.7",
+            "--allowed-origins=https://ops.example.com:8443",
         };
         WardenConfig c = load(args);
         assertThat(c).isEqualTo(new WardenConfig("127.0.0.1", 8080, "zk1:2181,zk2:2181,[::1]:2182", "/cells/eu-1",
                 Path.of("/var/lib/warden"), 0, Duration.ofMillis(5000), Duration.ofMillis(800), Duration.ofMillis(1000),
                 Duration.ofMillis(60_000), Duration.ofMillis(3000), 7, 8, 9, "leases-2", Duration.ofMillis(2500), 1024,
-                "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false, 10_000, null, null, null, "cn"));
+                "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false, 10_000, null, null, null, "cn",
+                java.util.List.of("warden.example.com", "*.cell.example.net", "10.0.0.7"),
+                java.util.List.of("https://ops.example.com:8443")));
     }
 
     @Test
@@ -231,6 +235,12 @@ class ConfigLoaderTest {
         "lease-namespace          | a/b           | [a-z][a-z0-9-]{0,62}",
         "gateway-id               | -gw           | [A-Za-z0-9._-]",
         "gateway-id               | gw/1          | [A-Za-z0-9._-]",
+        "allowed-hosts            | 'a b'         | a comma list of host names",
+        "allowed-hosts            | a,,b          | a comma list of host names",
+        "allowed-hosts            | a/b           | a comma list of host names",
+        "allowed-origins          | evil.example  | a comma list of origins",
+        "allowed-origins          | https://a/b   | a comma list of origins",
+        "allowed-origins          | ftp://a       | a comma list of origins",
     })
     void badFlagValue_namesSettingSourceAndWhatIsAllowed(String key, String value, String allowed) {
         ConfigException e = failure("--" + key, value);

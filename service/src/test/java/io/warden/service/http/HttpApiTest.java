@@ -336,11 +336,14 @@ class HttpApiTest {
         assertFree(name);
     }
 
+    /** Issue 12: text/plain needs no CORS preflight, so another site's page could open sessions and take leases. */
     @Test
-    void wrongContentType_isTolerated() {
+    void wrongContentType_isA415_jsonWithCharsetIsRead() {
         HttpTestClient.Reply r = http.send("POST", "/v1/sessions", "{\"client_id\":\"plain\"}", "text/plain");
-        assertThat(r.status()).as(r.toString()).isEqualTo(201);
-        assertThat(r.contentType()).startsWith("application/json");
+        assertProblem(r, 415, "UNSUPPORTED_MEDIA_TYPE");
+        HttpTestClient.Reply utf8 = http.send("POST", "/v1/sessions", "{\"client_id\":\"utf8\"}", "application/json; charset=utf-8");
+        assertThat(utf8.status()).as(utf8.toString()).isEqualTo(201);
+        assertThat(utf8.contentType()).startsWith("application/json");
     }
 
     @Test

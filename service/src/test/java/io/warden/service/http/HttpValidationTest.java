@@ -103,16 +103,46 @@ class HttpValidationTest {
         assertProblem(r, 400, "INVALID_ARGUMENT", field);
     }
 
+    /**
+     * Issue 12, item 2: a client_id that is blank, or carries bidi controls, zero-width or other invisible format
+     * characters, was accepted: the console and the logs would show a name that is not what it looks like.
+     */
+    @ParameterizedTest(name = "client_id {0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {" ", "   ", "\t", "\u00a0", "\u3000", "\u2028",
+            "admin\u202e", "a\u202ab", "a\u202bb", "a\u202cb", "a\u202db", "a\u2066b", "a\u2067b", "a\u2068b",
+            "a\u2069b", "a\u200eb", "a\u200fb", "a\u200bb", "a\u200cb", "a\u200db", "\ufeffa", "a\u2060b",
+            "a\u0085b", "a\u007fb", "a\u00adb", "a\u2029b"})
+    void clientId_blankOrInvisibleCharacters_isA400NamingClientId(String clientId) {
+        String quoted = HttpTestClient.MAPPER.valueToTree(clientId).toString();
+        assertProblem(http.post("/v1/sessions", "{\"client_id\":" + quoted + "}"), 400, "INVALID_ARGUMENT", "client_id");
+        assertProblem(http.post("/lock/acquire", "{\"resource\":\"r\",\"client_id\":" + quoted + ",\"ttl\":5}"),
+                400, "INVALID_ARGUMENT", "client_id");
+    }
+
+    /** Issue 12, item 3: {@code GET /v1/watch?prefix=ns/../..} was a 200. */
+    @ParameterizedTest(name = "prefix={0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"ns/../..", "ns/..", "ns/.", "ns/./a", "ns/a/../b",
+            "ns//a", "ns/_a", "ns/a/_", "ns/.hidden", "ns/a/b/c/d/e/f/g/h/i", "ns/a%20b", "ns/a%00"})
+    void watchPrefix_withSegmentsALockNameMayNotHave_isA400NamingPrefix(String prefix) {
+        assertProblem(http.get("/v1/watch?prefix=" + prefix), 400, "INVALID_ARGUMENT", "prefix");
+    }
+
+    @ParameterizedTest(name = "prefix={0}")
+    @org.junit.jupiter.params.provider.ValueSource(strings = {"ns", "ns/", "ns/inv", "ns/a/b/", "ns/a/b.c", "ns/a:b/c-",
+            "ns/a/b/c/d/e/f/g/", "ns/a/b/c/d/e/f/g/h"})
+    void watchPrefix_thatLockNamesCanStartWith_passesValidation(String prefix) {
+        // this API serves no watches: a 503 means the prefix was accepted
+        assertProblem(http.get("/v1/watch?prefix=" + prefix), 503, "UNAVAILABLE", null);
+    }
+
     @Test
-    void wrongContentType_isTolerated_theBodyIsStillReadAsJson() {
-        // Reaching the session_id check proves the body was parsed as JSON although it was sent as text/plain.
-        HttpTestClient.Reply r = http.send("POST", "/v1/acquire", "{\"session_id\":\"bad\",\"name\":\"a/b\"}", "text/plain");
-        assertProblem(r, 400, "INVALID_ARGUMENT", "session_id");
-        HttpTestClient.Reply form = http.send("POST", "/v1/acquire", "{\"session_id\":\"bad\",\"name\":\"a/b\"}",
-                "application/x-www-form-urlencoded");
-        assertProblem(form, 400, "INVALID_ARGUMENT", "session_id");
-        HttpTestClient.Reply none = http.send("POST", "/v1/acquire", "{\"session_id\":\"bad\",\"name\":\"a/b\"}", null);
-        assertProblem(none, 400, "INVALID_ARGUMENT", "session_id");
+    void wrongContentType_isA415_theBodyIsNotRead() {
+        // Issue 12: text/plain and form bodies need no CORS preflight, so a web page on another site could send them.
+        for (String type : new String[] {"text/plain", "application/x-www-form-urlencoded", null}) {
+            HttpTestClient.Reply r = http.send("POST", "/v1/acquire", "{\"session_id\":\"bad\",\"name\":\"a/b\"}", type);
+            assertProblem(r, 415, "UNSUPPORTED_MEDIA_TYPE", null);
+            assertThat(r.json().get("field").asText()).isEqualTo("Content-Type");
+        }
     }
 
     @Test

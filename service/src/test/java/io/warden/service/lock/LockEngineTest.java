@@ -273,7 +273,7 @@ class LockEngineTest {
 
     @Test
     void limits_perSessionAndPerLock_answerResourceExhausted_andChangeNothing() throws Exception {
-        Gateway small = fx.gateway(fx.config().withLimits(2, 2, 3));
+        Gateway small = fx.gateway(fx.config().withLimits(2, 1, 3)); // one waiter per lock besides its holder
         Warden sw = small.warden();
         String a = session(sw, "a", 60_000);
         join(sw.acquire(exclusive(a, "lim/1", 0)));
