@@ -28,7 +28,35 @@ final class Auth {
     Auth(ConsoleSettings settings, Clock clock) {
         this.settings = settings;
         this.clock = clock;
-        this.signer = settings.adminEnabled() ? new LoginSigner(settings.adminToken()) : null;
+        String key = settings.adminToken();
+        if (key == null && settings.principals() != null) {
+            // No admin token to sign logins with: a random key, so logins are valid on this gateway only.
+            byte[] random = new byte[32];
+            new java.security.SecureRandom().nextBytes(random);
+            key = java.util.HexFormat.of().formatHex(random);
+        }
+        this.signer = settings.adminEnabled() ? new LoginSigner(key) : null;
+    }
+
+    /** Whether every page needs a login (the gateway has an auth file). */
+    boolean loginRequired() {
+        return settings.principals() != null;
+    }
+
+    /**
+     * The principal a login token names, if it may use the console (admin of every namespace); empty for an unknown
+     * token; a principal that is not admin everywhere is a 403 {@link ConsoleError}.
+     */
+    java.util.Optional<String> principal(String token) {
+        if (token == null || token.isEmpty() || settings.principals() == null) {
+            return java.util.Optional.empty();
+        }
+        java.util.Optional<ConsolePrincipals.Principal> p = settings.principals().byToken(token);
+        if (p.isPresent() && !p.get().adminEverywhere()) {
+            throw ConsoleError.forbidden("principal " + p.get().name() + " may not use the console: it needs role admin "
+                    + "in every namespace (\"*\"); use the API for namespaced work");
+        }
+        return p.map(ConsolePrincipals.Principal::name);
     }
 
     boolean adminEnabled() {
@@ -41,12 +69,12 @@ final class Auth {
         if (cached != null) {
             return cached;
         }
-        Viewer viewer = Viewer.anonymous(adminEnabled());
+        Viewer viewer = new Viewer(null, adminEnabled(), null, settings.openMode(), loginRequired());
         String cookie = ctx.cookie(COOKIE);
         if (signer != null && cookie != null) {
             Optional<LoginSigner.Login> login = signer.verify(cookie, clock.instant());
             if (login.isPresent()) {
-                viewer = new Viewer(login.get().actor(), true, signer.csrf(cookie));
+                viewer = new Viewer(login.get().actor(), true, signer.csrf(cookie), settings.openMode(), loginRequired());
             }
         }
         ctx.attribute(VIEWER, viewer);
@@ -74,8 +102,10 @@ final class Auth {
         return viewer;
     }
 
+    /** Open mode only: whether this is the admin token (with principals the admin token is no login). */
     boolean tokenMatches(String candidate) {
-        return signer != null && signer.tokenMatches(candidate);
+        return signer != null && settings.principals() == null && settings.adminToken() != null
+                && signer.tokenMatches(candidate);
     }
 
     /** Logs {@code actor} in for {@link ConsoleSettings#loginTtl()}. */

@@ -46,6 +46,10 @@ final class LoginPage {
             pages.html(ctx, 403, "login", page, new LoginView(next, "", disabled(), false));
             return;
         }
+        if (auth.loginRequired()) {
+            loginAsPrincipal(ctx, next, page);
+            return;
+        }
         String actor = ctx.formParam("actor") == null ? "" : ctx.formParam("actor").strip();
         if (actor.isEmpty() || actor.length() > MAX_ACTOR || actor.chars().anyMatch(Character::isISOControl)) {
             pages.html(ctx, 400, "login", page, new LoginView(next, actor,
@@ -71,6 +75,38 @@ final class LoginPage {
         throttle.succeeded(address);
         auth.logIn(ctx, actor);
         log.info("console login: '{}' from {}", actor, ctx.ip());
+        Pages.seeOther(ctx, next);
+    }
+
+    /** With an auth file: the token names the principal, which is the actor in the audit log. */
+    private void loginAsPrincipal(Context ctx, String next, Page page) {
+        String address = ctx.ip();
+        java.util.Optional<java.time.Duration> wait = throttle.retryAfter(address, clock.instant());
+        if (wait.isPresent()) {
+            long seconds = Math.max(1, (wait.get().toMillis() + 999) / 1000);
+            log.warn("console login refused: too many failed logins from {}; retry in {} s", address, seconds);
+            ctx.header("Retry-After", Long.toString(seconds));
+            pages.html(ctx, 429, "login", page, new LoginView(next, "", "too many failed logins; try again in " + seconds + " s", true));
+            return;
+        }
+        java.util.Optional<String> principal;
+        try {
+            principal = auth.principal(ctx.formParam("token"));
+        } catch (ConsoleError e) {
+            throttle.failed(address, clock.instant());
+            log.warn("console login refused from {}: {}", address, e.getMessage());
+            pages.html(ctx, 403, "login", page, new LoginView(next, "", e.getMessage(), true));
+            return;
+        }
+        if (principal.isEmpty()) {
+            throttle.failed(address, clock.instant());
+            log.warn("console login refused: a token of no principal, from {}", address);
+            pages.html(ctx, 401, "login", page, new LoginView(next, "", "that token is not one of this cell's principals'", true));
+            return;
+        }
+        throttle.succeeded(address);
+        auth.logIn(ctx, principal.get());
+        log.info("console login: principal '{}' from {}", principal.get(), address);
         Pages.seeOther(ctx, next);
     }
 

@@ -169,11 +169,33 @@ final class Pages {
             ctx.header("X-Frame-Options", "DENY");
             ctx.header("Cache-Control", "no-store");
             try {
+                if (auth.loginRequired() && !auth.viewer(ctx).admin() && !open(ctx.path())) {
+                    requireLogin(ctx);
+                    return;
+                }
                 handler.handle(ctx);
             } catch (Throwable t) {
                 handleFailure(ctx, t);
             }
         };
+    }
+
+    /** Pages anyone may fetch even when every other needs a login: the login page and the stylesheet and scripts. */
+    private static boolean open(String path) {
+        return path.equals("/console/login") || path.startsWith("/console/static/");
+    }
+
+    /**
+     * With an auth file every page needs a login (contract §6: the console's pages show every session): a page is a
+     * 303 to the login page, coming back here after; a live fragment or a POST is a 401 text.
+     */
+    private static void requireLogin(Context ctx) {
+        if (ctx.method() == io.javalin.http.HandlerType.GET && ctx.queryParam(FRAGMENT) == null) {
+            String here = ctx.path() + (ctx.queryString() == null ? "" : "?" + ctx.queryString());
+            seeOther(ctx, Urls.login(here));
+        } else {
+            text(ctx, 401, "log in first: this console needs the bearer token of an admin of every namespace");
+        }
     }
 
     private void handleFailure(Context ctx, Throwable t) {

@@ -116,9 +116,13 @@ public final class Gateway implements AutoCloseable {
                 .tag("pool", "sessions").description("watches of single sessions served (max-sessions-per-gateway)").register(registry);
         this.console = new ConsoleBridge(zk, warden, lister, sessions, clock, java.time.Clock.systemUTC(), gatewayId,
                 config.zkConnect(), leader::hasLeadership);
-        WardenConsole pages = new WardenConsole(console, new ConsoleSettings(config.consoleAdminToken(),
-                ConsoleSettings.DEFAULT_POLL, ConsoleSettings.DEFAULT_LOGIN_TTL), java.time.Clock.systemUTC());
         this.authenticator = config.authFile() == null ? Authenticator.open() : Authenticator.fromFile(config.authFile());
+        Authenticator principals = this.authenticator;
+        io.warden.console.ConsolePrincipals consolePrincipals = !principals.enabled() ? null
+                : token -> principals.byToken(token).map(c -> new io.warden.console.ConsolePrincipals.Principal(
+                        c.name(), c.mayEverywhere(io.warden.service.auth.Role.ADMIN)));
+        WardenConsole pages = new WardenConsole(console, new ConsoleSettings(config.consoleAdminToken(),
+                ConsoleSettings.DEFAULT_POLL, ConsoleSettings.DEFAULT_LOGIN_TTL, consolePrincipals), java.time.Clock.systemUTC());
         if (!authenticator.enabled()) {
             log.warn("No --auth-file: open mode. Anyone who can reach this gateway may use, keep alive, release or close "
                     + "any session; see docs/operations.md, \"Securing a cell\"");

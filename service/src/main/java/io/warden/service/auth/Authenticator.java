@@ -102,6 +102,12 @@ public final class Authenticator implements AutoCloseable {
                 + "or a client certificate");
     }
 
+    /** The principal whose bearer token this is (the console's login), or empty; empty in open mode. */
+    public java.util.Optional<Caller> byToken(String token) {
+        AuthFile f = current;
+        return f == null || token == null ? java.util.Optional.empty() : java.util.Optional.ofNullable(f.byToken(token));
+    }
+
     private static String bearer(String header) {
         String h = header.strip();
         int space = h.indexOf(' ');
