@@ -12,15 +12,39 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 
-/** A tiny blocking JSON client over {@link java.net.http.HttpClient} for the HTTP API tests. */
+/**
+ * A tiny blocking JSON client over {@link java.net.http.HttpClient} for the HTTP API tests. Made with an
+ * {@link OpenApiContract}, it checks every reply it sees against the OpenAPI document (status, media type, body
+ * schema) and fails the call with an {@link AssertionError} when the reply does not match.
+ */
 final class HttpTestClient {
     static final ObjectMapper MAPPER = new ObjectMapper();
 
     private final HttpClient client = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     private final String base;
+    private final OpenApiContract contract;
 
     HttpTestClient(int port) {
+        this(port, null);
+    }
+
+    /** A client that validates every reply against {@code contract} (null: none). */
+    HttpTestClient(int port, OpenApiContract contract) {
         this.base = "http://127.0.0.1:" + port;
+        this.contract = contract;
+    }
+
+    /** The reply, checked against the document when this client has one. */
+    private Reply reply(String method, String path, HttpResponse<String> r) {
+        Reply reply = new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
+                r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow"));
+        if (contract != null) {
+            java.util.List<String> problems = contract.check(method, path, reply.status(), reply.contentType(), reply.text());
+            if (!problems.isEmpty()) {
+                throw new AssertionError("the reply does not match the OpenAPI document:\n  " + String.join("\n  ", problems));
+            }
+        }
+        return reply;
     }
 
     record Reply(int status, String contentType, String text, Optional<String> retryAfter, Optional<String> allow) {
@@ -72,9 +96,7 @@ final class HttpTestClient {
         HttpRequest request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json)).build();
-        return client.sendAsync(request, HttpResponse.BodyHandlers.ofString())
-                .thenApply(r -> new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
-                        r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow")));
+        return client.sendAsync(request, HttpResponse.BodyHandlers.ofString()).thenApply(r -> reply("POST", path, r));
     }
 
     /** A POST whose body has no Content-Length (chunked transfer encoding). */
@@ -83,9 +105,7 @@ final class HttpTestClient {
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body))).build();
         try {
-            HttpResponse<String> r = client.send(request, HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
-                    r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow"));
+            return reply("POST", path, client.send(request, HttpResponse.BodyHandlers.ofString()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -101,9 +121,7 @@ final class HttpTestClient {
             b.header("Content-Type", contentType);
         }
         try {
-            HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
-                    r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow"));
+            return reply(method, path, client.send(b.build(), HttpResponse.BodyHandlers.ofString()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
