@@ -34,12 +34,16 @@ final class HttpTestClient {
         this.contract = contract;
     }
 
-    /** The reply, checked against the document when this client has one. */
-    private Reply reply(String method, String path, HttpResponse<String> r) {
+    /** The reply, checked against the document (and, when it was a success, the request too) when this client has one. */
+    private Reply reply(String method, String path, byte[] body, HttpResponse<String> r) {
         Reply reply = new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
                 r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow"));
         if (contract != null) {
-            java.util.List<String> problems = contract.check(method, path, reply.status(), reply.contentType(), reply.text());
+            java.util.List<String> problems = new java.util.ArrayList<>(
+                    contract.check(method, path, reply.status(), reply.contentType(), reply.text()));
+            if (reply.status() / 100 == 2 && body != null) {
+                problems.addAll(contract.checkAcceptedRequest(method, path, new String(body, StandardCharsets.UTF_8)));
+            }
             if (!problems.isEmpty()) {
                 throw new AssertionError("the reply does not match the OpenAPI document:\n  " + String.join("\n  ", problems));
             }
@@ -96,7 +100,8 @@ final class HttpTestClient {
         HttpRequest request = HttpRequest.newBuilder(URI.create(base + path)).timeout(Duration.ofSeconds(60))
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json)).build();
-        return client.sendAsync(request, HttpResponse.BodyHandlers.ofString()).thenApply(r -> reply("POST", path, r));
+        return client.sendAsync(request, HttpResponse.BodyHandlers.ofString())
+                .thenApply(r -> reply("POST", path, json.getBytes(StandardCharsets.UTF_8), r));
     }
 
     /** A POST whose body has no Content-Length (chunked transfer encoding). */
@@ -105,7 +110,7 @@ final class HttpTestClient {
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body))).build();
         try {
-            return reply("POST", path, client.send(request, HttpResponse.BodyHandlers.ofString()));
+            return reply("POST", path, body, client.send(request, HttpResponse.BodyHandlers.ofString()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -121,7 +126,7 @@ final class HttpTestClient {
             b.header("Content-Type", contentType);
         }
         try {
-            return reply(method, path, client.send(b.build(), HttpResponse.BodyHandlers.ofString()));
+            return reply(method, path, body, client.send(b.build(), HttpResponse.BodyHandlers.ofString()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {

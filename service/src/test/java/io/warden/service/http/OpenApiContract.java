@@ -152,6 +152,24 @@ final class OpenApiContract {
                 method + " " + path + " " + status);
     }
 
+    /**
+     * What is wrong with a request body the gateway accepted (a 2xx reply): it must be an instance of the operation's
+     * request schema, so the document admits every request the gateway takes. An empty body is not checked.
+     */
+    List<String> checkAcceptedRequest(String method, String path, String body) {
+        if (body == null || body.isBlank()) {
+            return List.of();
+        }
+        Optional<String> template = templateOf(path);
+        JsonNode operation = template.map(t -> document.get("paths").get(t).get(method.toLowerCase(Locale.ROOT))).orElse(null);
+        if (operation == null || !operation.has("requestBody")) {
+            return List.of(method + " " + path + " took a body the document does not declare: " + abbreviate(body));
+        }
+        String pointer = "#/paths/" + escape(template.get()) + "/" + method.toLowerCase(Locale.ROOT)
+                + "/requestBody/content/application~1json/schema";
+        return validate(pointer, "application/json", "application/json", body, "request " + method + " " + path);
+    }
+
     /** What is wrong with {@code node} as an instance of {@code components/schemas/name}. */
     List<String> checkSchema(String name, JsonNode node) {
         return messages(schema("#/components/schemas/" + name).validate(node), "schema " + name);
