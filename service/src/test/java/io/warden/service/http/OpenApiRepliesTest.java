@@ -124,6 +124,8 @@ class OpenApiRepliesTest {
         assertProblem(http.postJson("/v1/acquire", "session_id", bob, "name", "Bad Name"), 400, "INVALID_ARGUMENT");
         assertProblem(http.postJson("/v1/acquire", "session_id", bob, "name", name, "wait_ms", 300_001), 400, "INVALID_ARGUMENT");
         assertProblem(http.postJson("/v1/release", "session_id", bob, "name", name), 400, "INVALID_ARGUMENT");
+        assertProblem(http.postJson("/v1/release", "session_id", "0123456789abcdef0123456789abcdef", "name", name,
+                "token", 1), 404, "SESSION_NOT_FOUND");
         byte[] big = ("{\"session_id\":\"" + "x".repeat(70_000) + "\"}").getBytes(StandardCharsets.UTF_8);
         assertProblem(http.send("POST", "/v1/acquire", big, "application/json", Duration.ofSeconds(10)), 413, "PAYLOAD_TOO_LARGE");
     }
@@ -166,6 +168,8 @@ class OpenApiRepliesTest {
         assertThat(http.postJson("/lock/release", "resource", "other", "lease_id", leaseId).json().get("released").asBoolean()).isFalse();
         assertThat(http.postJson("/lock/release", "resource", resource, "lease_id", leaseId).json().get("released").asBoolean()).isTrue();
         assertProblem(http.postJson("/lock/renew", "lease_id", leaseId, "ttl", 20_000), 404, "SESSION_NOT_FOUND");
+        assertThat(http.postJson("/lock/release", "resource", resource, "lease_id", leaseId).json().get("released").asBoolean())
+                .as("a lease that is gone releases nothing").isFalse();
         assertProblem(http.postJson("/lock/acquire", "resource", resource, "client_id", "w"), 400, "INVALID_ARGUMENT");
     }
 
@@ -215,15 +219,27 @@ class OpenApiRepliesTest {
             ws.send("ping");
             assertSchema("Keepalive", json(ws.nextFrame()));
         }
+        http.delete("/v1/sessions/" + sid);
+        try (WsTestClient ws = new WsTestClient(gateway.httpPort(), "/v1/sessions/" + sid + "/keepalive")) {
+            ws.send("ping");
+            assertThat(ws.awaitClose().code()).as("the session is gone").isEqualTo(4404);
+        }
+        try (WsTestClient ws = new WsTestClient(gateway.httpPort(), "/v1/sessions/not-a-session/keepalive")) {
+            assertThat(ws.awaitClose().code()).isEqualTo(4400);
+        }
     }
 
     @Test
     void limitsAndDraining_matchTheDocument() {
-        Gateway small = fixture.gateway(fixture.config().withLimits(1, 1, 1000));
+        // One request per session, one waiter per lock, two watches of names and prefixes (the console's event log takes one).
+        Gateway small = fixture.gateway(fixture.config().withLimits(1, 1, 1000).toBuilder().maxWatches(2).build());
         HttpTestClient client = new HttpTestClient(small.httpPort(), CONTRACT);
         String sid = client.postJson("/v1/sessions", "client_id", "small").json().get("session_id").asText();
         assertThat(client.postJson("/v1/acquire", "session_id", sid, "name", fresh("limits")).status()).isEqualTo(200);
         assertProblem(client.postJson("/v1/acquire", "session_id", sid, "name", fresh("limits")), 429, "RESOURCE_EXHAUSTED");
+        try (SseTestClient first = SseTestClient.watch(small.httpPort(), "?prefix=limits")) {
+            assertProblem(client.get("/v1/watch?prefix=limits"), 429, "RESOURCE_EXHAUSTED");
+        }
 
         small.httpApi().beginDrain();
         HttpTestClient.Reply drained = client.postJson("/v1/sessions", "client_id", "late");
