@@ -131,6 +131,26 @@ class OpenApiRepliesTest {
     }
 
     @Test
+    void aPlainCuratorHolder_andWaiter_matchTheDocument() throws Exception {
+        String name = fresh("curator");
+        var curatorLock = new org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock(fixture.curator,
+                WardenFixture.lockPath(name));
+        assertThat(curatorLock.writeLock().acquire(5, TimeUnit.SECONDS)).isTrue();
+        try {
+            String sid = openSession("next");
+            HttpTestClient.Reply queued = http.postJson("/v1/acquire", "session_id", sid, "name", name, "request_id", "r-1",
+                    "on_timeout", "KEEP");
+            JsonNode holder = queued.json().get("holders").get(0);
+            assertThat(holder.has("session_id")).isFalse();
+            assertThat(holder.get("client_id").asText()).isEqualTo("curator");
+            assertThat(http.get("/v1/locks/" + name).json().get("holders").get(0).get("client_id").asText()).isEqualTo("curator");
+            http.delete("/v1/sessions/" + sid);
+        } finally {
+            curatorLock.writeLock().release();
+        }
+    }
+
+    @Test
     void reads_matchTheDocument() {
         String alice = openSession("alice");
         String first = "reads/a-" + NAMES.incrementAndGet();
