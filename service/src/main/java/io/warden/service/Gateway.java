@@ -402,6 +402,11 @@ public final class Gateway implements AutoCloseable {
         return !draining && !stopped.get() && zk.connected();
     }
 
+    /** The HTTP API this gateway serves (tests read its route table). */
+    public HttpApi httpApi() {
+        return http;
+    }
+
     public int httpPort() {
         return http.port();
     }

@@ -162,6 +162,30 @@ public final class HttpApi {
         return (w == null ? 0 : w.openCount()) + (k == null ? 0 : k.openCount());
     }
 
+    /**
+     * Every route the running server has, as Javalin's router holds them: HTTP handlers by method and path template,
+     * and WebSocket endpoints as {@code GET} (their upgrade request), the console's included. Tests compare them with
+     * the OpenAPI document.
+     */
+    java.util.List<ServedRoute> servedRoutes() {
+        Javalin current = app;
+        if (current == null) {
+            throw new IllegalStateException("HttpApi not started");
+        }
+        java.util.List<ServedRoute> routes = new java.util.ArrayList<>();
+        current.unsafe.internalRouter.allHttpHandlers().stream().map(e -> e.endpoint)
+                .filter(e -> e.method.isHttpMethod()) // not before/after filters
+                .forEach(e -> routes.add(new ServedRoute(e.method.name(), e.path)));
+        current.unsafe.internalRouter.allWsHandlers().stream()
+                .filter(e -> e.getType() == io.javalin.websocket.WsHandlerType.WEBSOCKET)
+                .forEach(e -> routes.add(new ServedRoute("GET", e.getPath())));
+        return routes;
+    }
+
+    /** One served route: an HTTP method and Javalin's path template ({@code {param}} or {@code <param>}). */
+    record ServedRoute(String method, String template) {
+    }
+
     public boolean draining() {
         return draining;
     }
@@ -271,6 +295,8 @@ public final class HttpApi {
         route(cfg, HandlerType.GET, "/health/ready", ctx -> ready(ctx, exchange));
         route(cfg, HandlerType.GET, "/metrics", ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
                 .result(registry.scrape()));
+        byte[] openApi = OpenApi.document();
+        route(cfg, HandlerType.GET, OpenApi.PATH, ctx -> ctx.contentType("application/json").result(openApi));
         extraRoutes.accept(cfg);
     }
 

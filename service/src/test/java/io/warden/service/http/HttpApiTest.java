@@ -38,7 +38,7 @@ class HttpApiTest {
             fixture = null;
             Assumptions.abort("the engine is not written yet: " + e.getMessage());
         }
-        http = new HttpTestClient(gateway.httpPort());
+        http = new HttpTestClient(gateway.httpPort(), OpenApiContract.load());
     }
 
     @AfterAll
@@ -445,7 +445,7 @@ class HttpApiTest {
     @Test
     void drain_answersHeldCallsBeforeStopping() throws Exception {
         Gateway draining = fixture.gateway();
-        HttpTestClient client = new HttpTestClient(draining.httpPort());
+        HttpTestClient client = new HttpTestClient(draining.httpPort(), OpenApiContract.load());
         String name = freshName("drain");
         HttpTestClient.Reply a = client.postJson("/v1/sessions", "client_id", "a");
         HttpTestClient.Reply b = client.postJson("/v1/sessions", "client_id", "b");

@@ -12,7 +12,11 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 
-/** A tiny blocking JSON client over {@link java.net.http.HttpClient} for the HTTP API tests. */
+/**
+ * A tiny blocking JSON client over {@link java.net.http.HttpClient} for the HTTP API tests. Made with an
+ * {@link OpenApiContract}, it checks every reply it sees against the OpenAPI document (status, media type, body
+ * schema) and fails the call with an {@link AssertionError} when the reply does not match.
+ */
 final class HttpTestClient {
     static final ObjectMapper MAPPER = new ObjectMapper();
 
@@ -20,28 +24,52 @@ final class HttpTestClient {
     private final String base;
     /** The Authorization header sent with every request, or null. */
     private final String authorization;
+    private final OpenApiContract contract;
 
     HttpTestClient(int port) {
-        this("http://127.0.0.1:" + port, null);
+        this(port, null);
     }
 
-    private HttpTestClient(String base, String authorization) {
+    /** A client that validates every reply against {@code contract} (null: none). */
+    HttpTestClient(int port, OpenApiContract contract) {
+        this("http://127.0.0.1:" + port, null, contract);
+    }
+
+    private HttpTestClient(String base, String authorization, OpenApiContract contract) {
         this.base = base;
         this.authorization = authorization;
+        this.contract = contract;
     }
 
     /** A client that sends {@code Authorization: Bearer token} with every request. */
     HttpTestClient withToken(String token) {
-        return new HttpTestClient(base, "Bearer " + token);
+        return new HttpTestClient(base, "Bearer " + token, contract);
     }
 
     /** A client that sends this {@code Authorization} header as it is. */
     HttpTestClient withAuthorization(String header) {
-        return new HttpTestClient(base, header);
+        return new HttpTestClient(base, header, contract);
     }
 
     private HttpRequest.Builder authorized(HttpRequest.Builder b) {
         return authorization == null ? b : b.header("Authorization", authorization);
+    }
+
+    /** The reply, checked against the document (and, when it was a success, the request too) when this client has one. */
+    private Reply reply(String method, String path, byte[] body, HttpResponse<String> r) {
+        Reply reply = new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
+                r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow"));
+        if (contract != null) {
+            java.util.List<String> problems = new java.util.ArrayList<>(
+                    contract.check(method, path, reply.status(), reply.contentType(), reply.text()));
+            if (reply.status() / 100 == 2 && body != null) {
+                problems.addAll(contract.checkAcceptedRequest(method, path, new String(body, StandardCharsets.UTF_8)));
+            }
+            if (!problems.isEmpty()) {
+                throw new AssertionError("the reply does not match the OpenAPI document:\n  " + String.join("\n  ", problems));
+            }
+        }
+        return reply;
     }
 
     record Reply(int status, String contentType, String text, Optional<String> retryAfter, Optional<String> allow) {
@@ -97,8 +125,7 @@ final class HttpTestClient {
             request = HttpRequest.newBuilder(request, (k, v) -> true).header("Authorization", authorization).build();
         }
         return client.sendAsync(request, HttpResponse.BodyHandlers.ofString())
-                .thenApply(r -> new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
-                        r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow")));
+                .thenApply(r -> reply("POST", path, json.getBytes(StandardCharsets.UTF_8), r));
     }
 
     /** A POST whose body has no Content-Length (chunked transfer encoding). */
@@ -107,11 +134,9 @@ final class HttpTestClient {
                 .header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofInputStream(() -> new java.io.ByteArrayInputStream(body))).build();
         try {
-            HttpResponse<String> r = client.send(authorization == null ? request
+            return reply("POST", path, body, client.send(authorization == null ? request
                     : HttpRequest.newBuilder(request, (k, v) -> true).header("Authorization", authorization).build(),
-                    HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
-                    r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow"));
+                    HttpResponse.BodyHandlers.ofString()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {
@@ -127,9 +152,7 @@ final class HttpTestClient {
             b.header("Content-Type", contentType);
         }
         try {
-            HttpResponse<String> r = client.send(authorized(b).build(), HttpResponse.BodyHandlers.ofString());
-            return new Reply(r.statusCode(), r.headers().firstValue("Content-Type").orElse(null), r.body(),
-                    r.headers().firstValue("Retry-After"), r.headers().firstValue("Allow"));
+            return reply(method, path, body, client.send(authorized(b).build(), HttpResponse.BodyHandlers.ofString()));
         } catch (IOException e) {
             throw new UncheckedIOException(e);
         } catch (InterruptedException e) {

@@ -17,7 +17,7 @@ class HttpUnavailableTest {
     void setUp() throws Exception {
         fx = new WardenFixture();
         Gateway gw = fx.gateway();
-        http = new HttpTestClient(gw.httpPort());
+        http = new HttpTestClient(gw.httpPort(), OpenApiContract.load());
     }
 
     @AfterEach

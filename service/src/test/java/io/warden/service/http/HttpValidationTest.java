@@ -33,7 +33,7 @@ class HttpValidationTest {
         registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         api = new HttpApi(warden, WardenConfig.defaults(), registry);
         api.start("127.0.0.1", 0);
-        http = new HttpTestClient(api.port());
+        http = new HttpTestClient(api.port(), OpenApiContract.load());
     }
 
     @AfterEach
@@ -241,7 +241,7 @@ class HttpValidationTest {
         api.stop();
         api = new HttpApi(new UnreachableWarden(false), WardenConfig.defaults(), registry);
         api.start("127.0.0.1", 0);
-        http = new HttpTestClient(api.port());
+        http = new HttpTestClient(api.port(), OpenApiContract.load());
         assertThat(http.get("/health/ready").status()).isEqualTo(503);
         assertThat(http.get("/health/live").status()).isEqualTo(200);
     }

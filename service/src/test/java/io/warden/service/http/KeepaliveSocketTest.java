@@ -20,7 +20,7 @@ class KeepaliveSocketTest {
     static void start() throws Exception {
         fixture = new WardenFixture();
         gateway = fixture.gateway();
-        http = new HttpTestClient(gateway.httpPort());
+        http = new HttpTestClient(gateway.httpPort(), OpenApiContract.load());
     }
 
     @AfterAll

@@ -27,7 +27,7 @@ class WatchSessionFilterTest {
     static void start() throws Exception {
         fixture = new WardenFixture();
         gateway = fixture.gateway();
-        http = new HttpTestClient(gateway.httpPort());
+        http = new HttpTestClient(gateway.httpPort(), OpenApiContract.load());
     }
 
     @AfterAll

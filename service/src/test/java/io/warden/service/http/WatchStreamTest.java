@@ -31,7 +31,7 @@ class WatchStreamTest {
     static void start() throws Exception {
         fixture = new WardenFixture();
         gateway = fixture.gateway();
-        http = new HttpTestClient(gateway.httpPort());
+        http = new HttpTestClient(gateway.httpPort(), OpenApiContract.load());
     }
 
     @AfterAll
