@@ -71,7 +71,7 @@ class AuthTest {
         Files.writeString(authFile, principals(""));
         fixture = new WardenFixture();
         gateway = fixture.gateway(fixture.config().toBuilder().authFile(authFile).build());
-        anonymous = new HttpTestClient(gateway.httpPort());
+        anonymous = new HttpTestClient(gateway.httpPort(), OpenApiContract.load());
         billing = anonymous.withToken(BILLING);
         other = anonymous.withToken(OTHER);
         reader = anonymous.withToken(READER);

@@ -60,7 +60,7 @@ class SessionQuotaTest {
     @Test
     void onePrincipal_cannotOpenMoreThanItsQuota_whileOthersStillCan() throws Exception {
         Gateway g = fixture.gateway(fixture.config().toBuilder().authFile(authFile()).maxSessionsPerPrincipal(5).build());
-        HttpTestClient http = new HttpTestClient(g.httpPort());
+        HttpTestClient http = new HttpTestClient(g.httpPort(), OpenApiContract.load());
         List<String> mine = new ArrayList<>();
         for (int i = 0; i < 5; i++) {
             HttpTestClient.Reply r = open(http.withToken(A));
