@@ -15,6 +15,8 @@
 #      one leader afterwards; same session, same token through both gateways, the CLI never lost it; then it ends and
 #      the lock is free
 #   5. site.yml again: the PLAY RECAP shows changed=0 for every host
+#   5b. warden.yml with warden_principals (a token from extra vars): auth.yaml holds only its SHA-256, the token is in
+#      no output, each gateway (restarted one at a time for its new config) answers 401 without it and 201 with it
 #   6. teardown.yml stops everything; no process of the sandbox is left
 # On any failure: a message naming the step, the end of the relevant log, exit status 1. On exit (success or not)
 # everything the test started is stopped and the sandbox is deleted (KEEP_SANDBOX=1 keeps it for a look).
@@ -363,6 +365,26 @@ if grep -v -E ' changed=0 .* failed=0 ' <<<"$recap"; then
   grep -B3 -E '^changed:' "$LOGS/rerun.log" | head -60
   fail "the second run changed something (above)"
 fi
+done_step
+
+# ---- 5b. principals ------------------------------------------------------------------------------------------------
+step "5b. principals: warden.yml with warden_principals writes auth.yaml; then 401 without the token, 201 with it"
+TOKEN="ci-$(python3 -c 'import secrets; print(secrets.token_hex(16))')"
+printf '{"warden_principals":[{"name":"ci","token":"%s","grants":[{"namespace":"*","role":"lock"}]}]}\n' "$TOKEN" \
+  >"$LOGS/principals.json"
+playbook principals.log warden.yml -e "@$LOGS/principals.json"
+! grep -q -- "$TOKEN" "$LOGS/principals.log" || fail "the token appears in the playbook's output (no_log)"
+! grep -rq -- "$TOKEN" "$SANDBOX" --include=auth.yaml || fail "the token is written in clear to auth.yaml"
+for gw in "$GW1" "$GW2"; do
+  [ "$(ready "$gw")" = 200 ] || fail "$gw/health/ready does not answer 200 after the principals were deployed"
+  code="$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -X POST "$gw/v1/sessions" -H 'Content-Type: application/json' \
+    -d '{"client_id":"deploy-test"}')"
+  [ "$code" = 401 ] || fail "$gw answered $code without a token, expected 401"
+  code="$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -X POST "$gw/v1/sessions" -H 'Content-Type: application/json' \
+    -H "Authorization: Bearer $TOKEN" -d '{"client_id":"deploy-test"}')"
+  [ "$code" = 201 ] || fail "$gw answered $code with the principal's token, expected 201"
+  echo "$gw: 401 without the token, 201 with it"
+done
 done_step
 
 # ---- 6. teardown ---------------------------------------------------------------------------------------------------
