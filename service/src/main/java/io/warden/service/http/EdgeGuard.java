@@ -240,6 +240,14 @@ final class EdgeGuard {
         while (h.endsWith(".") && h.length() > 1) {
             h = h.substring(0, h.length() - 1);
         }
+        if (h.indexOf(':') >= 0 && h.matches("[0-9a-f:.]+")) {
+            try {
+                // one spelling per IPv6 address (::1 and 0:0:0:0:0:0:0:1); a literal is parsed, never looked up
+                h = InetAddress.getByName(h).getHostAddress();
+            } catch (java.io.IOException e) {
+                // not an address after all: compared as written
+            }
+        }
         return h;
     }
 

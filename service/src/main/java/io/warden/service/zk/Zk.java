@@ -68,6 +68,8 @@ public final class Zk {
         client.getConnectionStateListenable().addListener((c, state) -> {
             if (!state.isConnected()) {
                 disconnects.incrementAndGet();
+            } else {
+                heard(); // a (re)connection is news from ZooKeeper: requests sent before it are not a stall
             }
             metrics.connectionState(state);
         });
@@ -91,7 +93,26 @@ public final class Zk {
 
     /** Whether ZooKeeper's client is connected now (read from the client itself; state events arrive later). */
     public boolean connected() {
-        return client.getZookeeperClient().isConnected();
+        boolean connected = client.getZookeeperClient().isConnected();
+        if (!connected) {
+            sawDisconnected = true;
+        } else if (sawDisconnected) {
+            // Connected again, maybe before the state listener hears of it: requests Curator kept through the outage
+            // (it sends them again after reconnecting) must not make the gateway look stalled meanwhile.
+            sawDisconnected = false;
+            heard();
+        }
+        return connected;
+    }
+
+    /** Set when {@link #connected()} found the client disconnected, cleared when it finds it connected again. */
+    private volatile boolean sawDisconnected;
+
+    private void heard() {
+        long now = System.nanoTime();
+        synchronized (stall) {
+            lastReply = now;
+        }
     }
 
     /**

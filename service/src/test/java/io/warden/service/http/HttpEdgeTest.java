@@ -170,7 +170,7 @@ class HttpEdgeTest {
     }
 
     @ParameterizedTest(name = "{0}")
-    @ValueSource(strings = {"localhost", "localhost:1234", "127.0.0.1", "[::1]:80", "LOCALHOST."})
+    @ValueSource(strings = {"localhost", "localhost:1234", "127.0.0.1", "[::1]:80", "[0:0:0:0:0:0:0:1]", "LOCALHOST."})
     void loopbackNames_areAllowedByDefault(String host) {
         start(WardenConfig.defaults());
         Answer a = send("GET", "/v1/locks?limit=-1", host, null);
