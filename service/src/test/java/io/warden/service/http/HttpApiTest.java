@@ -418,6 +418,22 @@ class HttpApiTest {
         assertThat(again.json().get("fencing_token").asLong()).isGreaterThan(token);
     }
 
+    /**
+     * Issue 12, found by {@link HttpFuzzTest}: a lease try-lock of a held resource answered 409 only after opening a
+     * session and closing it again, so a rejected request moved the zxid (two writes). Now the 409 comes from a read.
+     */
+    @Test
+    void issue12_leaseTryLockOfAHeldResource_is409_andWritesNothingToZooKeeper() throws Exception {
+        String resource = "held:" + NAMES.incrementAndGet();
+        HttpTestClient.Reply got = http.postJson("/lock/acquire", "resource", resource, "client_id", "svc-a", "ttl", 5000);
+        assertThat(got.status()).as(got.toString()).isEqualTo(200);
+        long before = fixture.lastZxid();
+        HttpTestClient.Reply conflict = http.postJson("/lock/acquire", "resource", resource, "client_id", "svc-b", "ttl", 5000);
+        assertProblem(conflict, 409, "CONFLICT");
+        assertThat(conflict.json().get("holder").get("client_id").asText()).isEqualTo("svc-a");
+        assertThat(fixture.lastZxid()).as("the zxid after a rejected lease acquire").isEqualTo(before);
+    }
+
     @Test
     void leaseApi_heldAcquire_isGrantedOnRelease() {
         String resource = "job:" + NAMES.incrementAndGet();

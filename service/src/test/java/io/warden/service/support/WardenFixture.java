@@ -88,6 +88,23 @@ public final class WardenFixture implements AutoCloseable {
         }
     }
 
+    /**
+     * The ZooKeeper server's last processed zxid ({@code srvr}'s {@code Zxid:}): every write transaction (create,
+     * delete, setData, multi, session create and close) advances it, and nothing else does (reads, watches, pings).
+     * The fixture is one standalone server, so this one number says whether anything at all changed in ZooKeeper.
+     */
+    public long lastZxid() throws java.io.IOException {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
+            socket.getOutputStream().write("srvr".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String out = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("Zxid: 0x([0-9a-fA-F]+)").matcher(out);
+            if (!m.find()) {
+                throw new IllegalStateException("no Zxid in srvr's output: " + out);
+            }
+            return Long.parseLong(m.group(1), 16);
+        }
+    }
+
     /** Opens a session and returns its id. */
     public static String session(Warden w, String client, long ttlMs) {
         return w.openSession(client, ttlMs, 0).join().sessionId();
