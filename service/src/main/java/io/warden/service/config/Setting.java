@@ -80,7 +80,15 @@ enum Setting {
             "watch streams (GET /v1/watch) of names and prefixes one gateway serves (429 past it); a session's own watch "
                     + "(session_id= alone, what the Java client keeps while it holds locks) counts against "
                     + "max-sessions-per-gateway instead, at most 4 per session",
-            WardenConfig::maxWatches, (b, v) -> b.maxWatches((Integer) v));
+            WardenConfig::maxWatches, (b, v) -> b.maxWatches((Integer) v)),
+    MAX_CONNECTIONS_PER_IP("max-connections-per-ip", Kind.POSITIVE_INT,
+            "open HTTP connections (held calls and watch streams included) one client address may have; "
+                    + "past it a new connection is closed unanswered. Clients behind one NAT or proxy share an address",
+            WardenConfig::maxConnectionsPerIp, (b, v) -> b.maxConnectionsPerIp((Integer) v)),
+    BODY_READ_TIMEOUT_MS("body-read-timeout-ms", Kind.DURATION_MS,
+            "how long a request body may take to arrive once the headers have (408 past it); bodies are read without "
+                    + "holding a thread, so a slow sender only holds its connection until then",
+            WardenConfig::bodyReadTimeout, (b, v) -> b.bodyReadTimeout((Duration) v));
 
     /** Longest duration setting, one day: longer than any sensible timeout, far from overflowing anything. */
     static final long MAX_DURATION_MS = 86_400_000L;

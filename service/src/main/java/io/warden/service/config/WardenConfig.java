@@ -34,6 +34,9 @@ import java.time.Duration;
  * @param watchBufferBytes      what all watch streams together may hold queued, in bytes; 0 = an eighth of the heap
  * @param maxWatches            watch streams ({@code GET /v1/watch}) of names or prefixes one gateway serves; a session's
  *                              own watch ({@code session_id=} alone) counts against max-sessions-per-gateway instead
+ * @param maxConnectionsPerIp   open HTTP connections (including WebSockets and held calls) one client address may have;
+ *                              past it a new connection is closed unanswered
+ * @param bodyReadTimeout       how long a request's body may take to arrive once its headers have; past it, 408
  */
 public record WardenConfig(
         String httpHost,
@@ -57,7 +60,9 @@ public record WardenConfig(
         String advertiseHost,
         String consoleAdminToken,
         long watchBufferBytes,
-        int maxWatches) {
+        int maxWatches,
+        int maxConnectionsPerIp,
+        Duration bodyReadTimeout) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -70,7 +75,8 @@ public record WardenConfig(
                 + ", maxSessionsPerGateway=" + maxSessionsPerGateway + ", leaseNamespace=" + leaseNamespace
                 + ", drainTimeout=" + drainTimeout + ", maxBodyBytes=" + maxBodyBytes + ", gatewayId=" + gatewayId
                 + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)")
-                + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + "]";
+                + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches
+                + ", maxConnectionsPerIp=" + maxConnectionsPerIp + ", bodyReadTimeout=" + bodyReadTimeout + "]";
     }
 
     public static WardenConfig defaults() {
@@ -96,7 +102,9 @@ public record WardenConfig(
                 null,
                 null,
                 0L,
-                10_000);
+                10_000,
+                1024,
+                Duration.ofSeconds(10));
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -157,6 +165,8 @@ public record WardenConfig(
         private String gatewayId;
         private long watchBufferBytes;
         private int maxWatches;
+        private int maxConnectionsPerIp;
+        private Duration bodyReadTimeout;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -181,6 +191,8 @@ public record WardenConfig(
             consoleAdminToken = c.consoleAdminToken;
             watchBufferBytes = c.watchBufferBytes;
             maxWatches = c.maxWatches;
+            maxConnectionsPerIp = c.maxConnectionsPerIp;
+            bodyReadTimeout = c.bodyReadTimeout;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -205,12 +217,14 @@ public record WardenConfig(
         public Builder consoleAdminToken(String v) { consoleAdminToken = v; return this; }
         public Builder watchBufferBytes(long v) { watchBufferBytes = v; return this; }
         public Builder maxWatches(int v) { maxWatches = v; return this; }
+        public Builder maxConnectionsPerIp(int v) { maxConnectionsPerIp = v; return this; }
+        public Builder bodyReadTimeout(Duration v) { bodyReadTimeout = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
                     maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
-                    advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches);
+                    advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, maxConnectionsPerIp, bodyReadTimeout);
         }
     }
 }

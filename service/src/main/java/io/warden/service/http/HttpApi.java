@@ -67,6 +67,8 @@ public final class HttpApi {
     private final java.util.Map<String, Timer> timers = new java.util.concurrent.ConcurrentHashMap<>();
     private final Json json = new Json();
     private final Problems problems = new Problems(json);
+    private final io.micrometer.core.instrument.Counter refusedConnections;
+    private final io.micrometer.core.instrument.Counter bodyTimeouts;
     private volatile boolean draining;
     private volatile Javalin app;
 
@@ -95,6 +97,12 @@ public final class HttpApi {
         this.watches = Objects.requireNonNull(watches, "watches");
         this.config = Objects.requireNonNull(config, "config");
         this.registry = Objects.requireNonNull(registry, "registry");
+        this.refusedConnections = io.micrometer.core.instrument.Counter.builder("warden.http.connections.refused")
+                .description("connections closed on opening because their address had max-connections-per-ip open")
+                .register(registry);
+        this.bodyTimeouts = io.micrometer.core.instrument.Counter.builder("warden.http.body.timeouts")
+                .description("requests answered 408 because their body did not arrive within body-read-timeout-ms")
+                .register(registry);
     }
 
     /** Starts serving on {@code host:port} (port 0 picks a free port; see {@link #port()}). */
@@ -175,12 +183,17 @@ public final class HttpApi {
             connector.setHost(host);
             connector.setPort(port);
             connector.setIdleTimeout(IDLE_TIMEOUT_MS);
+            connector.addBean(new ConnectionsPerIp(config.maxConnectionsPerIp(), refusedConnections));
             return connector;
         });
         cfg.jetty.modifyServer(server -> {
             server.setErrorHandler(new JettyProblemHandler(problems, json));
-            // Javalin nests its servlet context inside this wrapper; on stop it lets in-flight replies finish.
-            server.setHandler(new GracefulHandler());
+            // Javalin nests its servlet context inside the innermost wrapper. GracefulHandler lets in-flight replies
+            // finish on stop; BodyReadHandler reads each body without a thread, within body-read-timeout-ms.
+            GracefulHandler graceful = new GracefulHandler();
+            graceful.setHandler(new BodyReadHandler(config.maxBodyBytes(), config.bodyReadTimeout().toMillis(), problems,
+                    json, bodyTimeouts));
+            server.setHandler(graceful);
         });
         cfg.jetty.modifyWebSocketServletFactory(factory -> {
             factory.setIdleTimeout(Duration.ofMillis(WS_IDLE_TIMEOUT_MS));

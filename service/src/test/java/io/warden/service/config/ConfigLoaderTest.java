@@ -85,12 +85,14 @@ class ConfigLoaderTest {
             "--console-admin-token", "s3cret-admin-token-0123",
             "--watch-buffer-bytes", "8388608",
             "--max-watches", "250",
+            "--max-connections-per-ip", "64",
+            "--body-read-timeout-ms", "4000",
         };
         WardenConfig c = load(args);
         assertThat(c).isEqualTo(new WardenConfig("127.0.0.1", 8080, "zk1:2181,zk2:2181,[::1]:2182", "/cells/eu-1",
                 Path.of("/var/lib/warden"), 0, Duration.ofMillis(5000), Duration.ofMillis(800), Duration.ofMillis(1000),
                 Duration.ofMillis(60_000), Duration.ofMillis(3000), 7, 8, 9, "leases-2", Duration.ofMillis(2500), 1024,
-                "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250));
+                "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, 64, Duration.ofMillis(4000)));
     }
 
     @Test
