@@ -225,7 +225,12 @@ public final class HttpApi {
         io.micrometer.core.instrument.FunctionCounter.builder("warden.watch.streams.cut.memory", watchMemory, WatchMemory::cuts)
                 .description("watch streams cut because the watch buffer was full").register(registry);
         WatchRoutes watch = new WatchRoutes(watches, exchange, json, responseExecutor(), watchMemory);
-        KeepaliveSockets sockets = new KeepaliveSockets(warden, json, () -> draining);
+        KeepaliveSockets sockets = new KeepaliveSockets(warden, json, () -> draining,
+                io.micrometer.core.instrument.Counter.builder("warden.ws.closed.backlog")
+                        .description("keepalive WebSockets closed (1008) for leaving more than "
+                                + KeepaliveSockets.MAX_BACKLOG + " replies unread").register(registry));
+        io.micrometer.core.instrument.Gauge.builder("warden.ws.backlog.max.frames", sockets, KeepaliveSockets::maxBacklog)
+                .description("the most replies any open keepalive WebSocket has queued and not yet written").register(registry);
         watchRoutes = watch;
         keepaliveSockets = sockets;
 
