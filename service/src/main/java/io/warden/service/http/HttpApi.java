@@ -6,7 +6,10 @@ import io.javalin.http.Context;
 import io.javalin.http.Handler;
 import io.javalin.http.HandlerType;
 import io.javalin.http.HttpResponseException;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jetty.JettyConnectionMetrics;
+import io.micrometer.core.instrument.binder.jetty.JettyServerThreadPoolMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.Warden;
@@ -184,10 +187,14 @@ public final class HttpApi {
             connector.setPort(port);
             connector.setIdleTimeout(IDLE_TIMEOUT_MS);
             connector.addBean(new ConnectionsPerIp(config.maxConnectionsPerIp(), refusedConnections));
+            // jetty_connections_current/max, jetty_connections_bytes_in/out, jetty_connections_messages_in/out
+            connector.addBean(new JettyConnectionMetrics(registry, connector));
             return connector;
         });
         cfg.jetty.modifyServer(server -> {
             server.setErrorHandler(new JettyProblemHandler(problems, json));
+            // jetty_threads_busy, _idle, _current, _config_max, _jobs (queued work): busy near max is a stalled gateway
+            new JettyServerThreadPoolMetrics(server.getThreadPool(), Tags.empty()).bindTo(registry);
             // Javalin nests its servlet context inside the innermost wrapper. GracefulHandler lets in-flight replies
             // finish on stop; BodyReadHandler reads each body without a thread, within body-read-timeout-ms.
             GracefulHandler graceful = new GracefulHandler();
