@@ -30,6 +30,8 @@ import org.eclipse.jetty.util.thread.Scheduler;
  *       sees a chunked body that is too large and answers 413), then the request is passed on with them.</li>
  *   <li>A body not complete within the timeout: 408 {@code REQUEST_TIMEOUT} with {@code field: body}, and the
  *       connection is closed.</li>
+ *   <li>A body that cannot be read (bad chunk sizes, the connection ending early): 400 with {@code field}
+ *       {@code Transfer-Encoding} when chunked, else {@code body}, and the connection is closed.</li>
  * </ul>
  *
  * <p>Concurrency: per request, the reading ({@link Reader#run}) happens on whichever Jetty thread delivers content
@@ -113,8 +115,12 @@ final class BodyReadHandler extends Handler.Wrapper {
                 }
                 if (Content.Chunk.isFailure(chunk)) {
                     if (settle()) {
-                        // The connection failed mid-body (reset, bad chunking): let the handler see it as before.
-                        pass(new FailedBody(request, chunk));
+                        // Bad chunking, or the connection ended mid-body (then nobody reads this answer).
+                        boolean chunked = request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING);
+                        String field = chunked ? "Transfer-Encoding" : "body";
+                        Throwable cause = chunk.getFailure();
+                        answer(400, "INVALID_ARGUMENT", field, field + ": the " + (chunked ? "chunked " : "")
+                                + "body could not be read (" + (cause == null ? "failed" : cause.getMessage()) + ")");
                     }
                     return;
                 }
@@ -160,10 +166,14 @@ final class BodyReadHandler extends Handler.Wrapper {
                 return;
             }
             timeouts.increment();
-            ProblemException problem = new ProblemException(408, "REQUEST_TIMEOUT",
-                    "body: the request body did not arrive within " + timeoutMs + " ms", Map.of("field", "body"));
+            answer(408, "REQUEST_TIMEOUT", "body", "body: the request body did not arrive within " + timeoutMs + " ms");
+        }
+
+        /** Answers with a problem document naming {@code field} and closes the connection (the body is not consumed). */
+        private void answer(int status, String code, String field, String detail) {
+            ProblemException problem = new ProblemException(status, code, detail, Map.of("field", field));
             byte[] doc = json.write(problems.document(problem, request.getMethod() + " " + request.getHttpURI().getPath()));
-            response.setStatus(408);
+            response.setStatus(status);
             response.getHeaders().put(HttpHeader.CONTENT_TYPE, Problems.CONTENT_TYPE);
             response.getHeaders().put(HttpHeader.CONTENT_LENGTH, doc.length);
             response.getHeaders().put(HttpHeader.CONNECTION, HttpHeaderValue.CLOSE.asString());
@@ -196,23 +206,4 @@ final class BodyReadHandler extends Handler.Wrapper {
         }
     }
 
-    /** The request whose body broke: every read returns the failure. */
-    private static final class FailedBody extends Request.Wrapper {
-        private final Content.Chunk failure;
-
-        FailedBody(Request request, Content.Chunk failure) {
-            super(request);
-            this.failure = failure;
-        }
-
-        @Override
-        public Content.Chunk read() {
-            return failure;
-        }
-
-        @Override
-        public void demand(Runnable demandCallback) {
-            demandCallback.run();
-        }
-    }
 }
