@@ -11,6 +11,7 @@ import io.warden.service.auth.Authenticator;
 import io.warden.service.http.HttpApi;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
+import io.warden.service.metrics.ProcessMetrics;
 import io.warden.service.metrics.WardenMetrics;
 import io.warden.service.session.Owner;
 import io.warden.service.session.SessionManager;
@@ -71,6 +72,7 @@ public final class Gateway implements AutoCloseable {
     /** Written by adoption passes (Curator's and ZooKeeper's threads), read by the next; see {@link #adopt(boolean)}. */
     private volatile CleanPass cleanPass;
     private final WardenMetrics metrics;
+    private final ProcessMetrics processMetrics;
     private final WatchHub watches;
     private final ConsoleBridge console;
     private final AtomicBoolean stopped = new AtomicBoolean();
@@ -90,6 +92,7 @@ public final class Gateway implements AutoCloseable {
         this.gatewayId = config.gatewayId() != null ? config.gatewayId() : "gw-" + randomHex(6);
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         this.metrics = new WardenMetrics(registry);
+        this.processMetrics = new ProcessMetrics(registry);
         this.client = CuratorFrameworkFactory.builder()
                 .connectString(config.zkConnect())
                 .namespace(config.chroot().substring(1))
@@ -496,6 +499,7 @@ public final class Gateway implements AutoCloseable {
         quietly(leader::close);
         quietly(registration::close);
         quietly(client::close);
+        processMetrics.close();
         if (ownedClock != null) {
             ownedClock.close();
         }

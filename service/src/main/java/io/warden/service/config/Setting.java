@@ -114,7 +114,15 @@ enum Setting {
     ALLOWED_ORIGINS("allowed-origins", Kind.ORIGIN_LIST,
             "web origins (scheme://host[:port]) besides the gateway's own whose pages may call it (an Origin header "
                     + "not allowed is a 403): a comma list, or * for any; unset = the gateway's own origin only",
-            WardenConfig::allowedOrigins, (b, v) -> b.allowedOrigins(castList(v)));
+            WardenConfig::allowedOrigins, (b, v) -> b.allowedOrigins(castList(v))),
+    MAX_CONNECTIONS_PER_IP("max-connections-per-ip", Kind.POSITIVE_INT,
+            "open HTTP connections (held calls and watch streams included) one client address may have; "
+                    + "past it a new connection is closed unanswered. Clients behind one NAT or proxy share an address",
+            WardenConfig::maxConnectionsPerIp, (b, v) -> b.maxConnectionsPerIp((Integer) v)),
+    BODY_READ_TIMEOUT_MS("body-read-timeout-ms", Kind.DURATION_MS,
+            "how long a request body may take to arrive once the headers have (408 past it); bodies are read without "
+                    + "holding a thread, so a slow sender only holds its connection until then",
+            WardenConfig::bodyReadTimeout, (b, v) -> b.bodyReadTimeout((Duration) v));
 
     @SuppressWarnings("unchecked")
     private static java.util.List<String> castList(Object v) {

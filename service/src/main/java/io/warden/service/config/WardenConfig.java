@@ -44,6 +44,9 @@ import java.time.Duration;
  * @param allowedHosts          what a request's {@code Host} may name ({@code *} = any, {@code *.domain}), or null for
  *                              the default: loopback, this machine's names and addresses, httpHost, advertiseHost
  * @param allowedOrigins        web origins besides the gateway's own that may call it ({@code *} = any), or null for none
+ * @param maxConnectionsPerIp   open HTTP connections (including WebSockets and held calls) one client address may have;
+ *                              past it a new connection is closed unanswered
+ * @param bodyReadTimeout       how long a request's body may take to arrive once its headers have; past it, 408
  */
 public record WardenConfig(
         String httpHost,
@@ -76,7 +79,9 @@ public record WardenConfig(
         Path tlsClientCa,
         String tlsClientPrincipal,
         java.util.List<String> allowedHosts,
-        java.util.List<String> allowedOrigins) {
+        java.util.List<String> allowedOrigins,
+        int maxConnectionsPerIp,
+        Duration bodyReadTimeout) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -92,7 +97,8 @@ public record WardenConfig(
                 + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + ", authFile=" + authFile
                 + ", metricsAuth=" + metricsAuth + ", maxSessionsPerPrincipal=" + maxSessionsPerPrincipal + ", tlsCert=" + tlsCert + ", tlsKey=" + tlsKey
                 + ", tlsClientCa=" + tlsClientCa + ", tlsClientPrincipal=" + tlsClientPrincipal + ", allowedHosts=" + allowedHosts
-                + ", allowedOrigins=" + allowedOrigins + "]";
+                + ", allowedOrigins=" + allowedOrigins + ", maxConnectionsPerIp=" + maxConnectionsPerIp
+                + ", bodyReadTimeout=" + bodyReadTimeout + "]";
     }
 
     public static WardenConfig defaults() {
@@ -127,7 +133,9 @@ public record WardenConfig(
                 null,
                 "cn",
                 null,
-                null);
+                null,
+                1024,
+                Duration.ofSeconds(10));
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -197,6 +205,8 @@ public record WardenConfig(
         private String tlsClientPrincipal;
         private java.util.List<String> allowedHosts;
         private java.util.List<String> allowedOrigins;
+        private int maxConnectionsPerIp;
+        private Duration bodyReadTimeout;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -230,6 +240,8 @@ public record WardenConfig(
             tlsClientPrincipal = c.tlsClientPrincipal;
             allowedHosts = c.allowedHosts;
             allowedOrigins = c.allowedOrigins;
+            maxConnectionsPerIp = c.maxConnectionsPerIp;
+            bodyReadTimeout = c.bodyReadTimeout;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -263,13 +275,16 @@ public record WardenConfig(
         public Builder tlsClientPrincipal(String v) { tlsClientPrincipal = v; return this; }
         public Builder allowedHosts(java.util.List<String> v) { allowedHosts = v; return this; }
         public Builder allowedOrigins(java.util.List<String> v) { allowedOrigins = v; return this; }
+        public Builder maxConnectionsPerIp(int v) { maxConnectionsPerIp = v; return this; }
+        public Builder bodyReadTimeout(Duration v) { bodyReadTimeout = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
                     maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
                     advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, authFile, metricsAuth, maxSessionsPerPrincipal,
-                    tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal, allowedHosts, allowedOrigins);
+                    tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal, allowedHosts, allowedOrigins,
+                    maxConnectionsPerIp, bodyReadTimeout);
         }
     }
 }

@@ -38,7 +38,11 @@ final class Exchange {
         this.responseExecutor = responseExecutor;
     }
 
-    /** The request body, at most {@code maxBodyBytes}; a larger one is a 413 before it is read in full. */
+    /**
+     * The request body, at most {@code maxBodyBytes}; a larger one is a 413 before it is read in full. The bytes are
+     * already in memory ({@link BodyReadHandler} gathered them without a thread, within body-read-timeout-ms), so
+     * this blocking read never waits on the network.
+     */
     byte[] body(Context ctx) {
         long declared = ctx.req().getContentLengthLong();
         if (declared > maxBodyBytes) {

@@ -6,7 +6,10 @@ import io.javalin.http.Context;
 import io.javalin.http.Handler;
 import io.javalin.http.HandlerType;
 import io.javalin.http.HttpResponseException;
+import io.micrometer.core.instrument.Tags;
 import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.jetty.JettyConnectionMetrics;
+import io.micrometer.core.instrument.binder.jetty.JettyServerThreadPoolMetrics;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.Warden;
@@ -33,6 +36,11 @@ import org.slf4j.LoggerFactory;
  * metrics, the WebSocket keepalive ({@link KeepaliveSockets}) and the watch stream ({@link WatchRoutes}). It validates every request before anything reaches the {@link Warden}, holds waiting acquires
  * without a thread ({@code ctx.future}), and answers every failure with a problem document made in one place
  * ({@link Problems}).
+ *
+ * <p>The edge (issue 12): {@link BodyReadHandler} reads every body before a handler runs, without a thread and within
+ * {@code body-read-timeout-ms}; {@link ConnectionsPerIp} caps open connections per client address
+ * ({@code max-connections-per-ip}); {@link KeepaliveSockets} caps the replies queued for a socket; Jetty's own
+ * errors are problem documents ({@link JettyProblemHandler}).
  *
  * <p>Lifecycle: {@link #start} once, optionally {@link #beginDrain} (new calls get 503, held calls are still
  * answered by the engine), then {@link #stop}.
@@ -71,6 +79,8 @@ public final class HttpApi {
     private final java.util.Map<String, Timer> timers = new java.util.concurrent.ConcurrentHashMap<>();
     private final Json json = new Json();
     private final Problems problems = new Problems(json);
+    private final io.micrometer.core.instrument.Counter refusedConnections;
+    private final io.micrometer.core.instrument.Counter bodyTimeouts;
     private volatile boolean draining;
     private volatile Javalin app;
 
@@ -112,6 +122,12 @@ public final class HttpApi {
         this.watches = Objects.requireNonNull(watches, "watches");
         this.config = Objects.requireNonNull(config, "config");
         this.registry = Objects.requireNonNull(registry, "registry");
+        this.refusedConnections = io.micrometer.core.instrument.Counter.builder("warden.http.connections.refused")
+                .description("connections closed on opening because their address had max-connections-per-ip open")
+                .register(registry);
+        this.bodyTimeouts = io.micrometer.core.instrument.Counter.builder("warden.http.body.timeouts")
+                .description("requests answered 408 because their body did not arrive within body-read-timeout-ms")
+                .register(registry);
     }
 
     /** Starts serving on {@code host:port} (port 0 picks a free port; see {@link #port()}). */
@@ -218,12 +234,21 @@ public final class HttpApi {
             connector.setHost(host);
             connector.setPort(port);
             connector.setIdleTimeout(IDLE_TIMEOUT_MS);
+            connector.addBean(new ConnectionsPerIp(config.maxConnectionsPerIp(), refusedConnections));
+            // jetty_connections_current/max, jetty_connections_bytes_in/out, jetty_connections_messages_in/out
+            connector.addBean(new JettyConnectionMetrics(registry, connector));
             return connector;
         });
         cfg.jetty.modifyServer(server -> {
             server.setErrorHandler(new JettyProblemHandler(problems, json));
-            // Javalin nests its servlet context inside this wrapper; on stop it lets in-flight replies finish.
-            server.setHandler(new GracefulHandler());
+            // jetty_threads_busy, _idle, _current, _config_max, _jobs (queued work): busy near max is a stalled gateway
+            new JettyServerThreadPoolMetrics(server.getThreadPool(), Tags.empty()).bindTo(registry);
+            // Javalin nests its servlet context inside the innermost wrapper. GracefulHandler lets in-flight replies
+            // finish on stop; BodyReadHandler reads each body without a thread, within body-read-timeout-ms.
+            GracefulHandler graceful = new GracefulHandler();
+            graceful.setHandler(new BodyReadHandler(config.maxBodyBytes(), config.bodyReadTimeout().toMillis(), problems,
+                    json, bodyTimeouts));
+            server.setHandler(graceful);
         });
         cfg.jetty.modifyWebSocketServletFactory(factory -> {
             factory.setIdleTimeout(Duration.ofMillis(WS_IDLE_TIMEOUT_MS));
@@ -268,7 +293,12 @@ public final class HttpApi {
         io.micrometer.core.instrument.FunctionCounter.builder("warden.watch.streams.cut.memory", watchMemory, WatchMemory::cuts)
                 .description("watch streams cut because the watch buffer was full").register(registry);
         WatchRoutes watch = new WatchRoutes(watches, exchange, json, responseExecutor(), watchMemory, access);
-        KeepaliveSockets sockets = new KeepaliveSockets(warden, json, () -> draining, access);
+        KeepaliveSockets sockets = new KeepaliveSockets(warden, json, () -> draining, access,
+                io.micrometer.core.instrument.Counter.builder("warden.ws.closed.backlog")
+                        .description("keepalive WebSockets closed (1008) for leaving more than "
+                                + KeepaliveSockets.MAX_BACKLOG + " replies unread").register(registry));
+        io.micrometer.core.instrument.Gauge.builder("warden.ws.backlog.max.frames", sockets, KeepaliveSockets::maxBacklog)
+                .description("the most replies any open keepalive WebSocket has queued and not yet written").register(registry);
         watchRoutes = watch;
         keepaliveSockets = sockets;
 

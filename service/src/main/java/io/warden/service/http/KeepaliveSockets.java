@@ -4,6 +4,8 @@ import io.javalin.websocket.WsConfig;
 import io.javalin.websocket.WsContext;
 import io.warden.service.api.Warden;
 import io.warden.service.api.WardenException;
+import io.micrometer.core.instrument.Counter;
+import org.eclipse.jetty.websocket.api.Callback;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -19,7 +21,8 @@ import java.util.function.BooleanSupplier;
  *   <li>4404 when the session is gone (expired or closed);</li>
  *   <li>4400 when the path's session id is malformed;</li>
  *   <li>1001 when this gateway drains (the client reconnects to another);</li>
- *   <li>1008 when a client has more than {@link #MAX_IN_FLIGHT} heartbeats unanswered;</li>
+ *   <li>1008 when a client has more than {@link #MAX_IN_FLIGHT} heartbeats unanswered, or more than
+ *       {@link #MAX_BACKLOG} replies queued that it has not read (issue 12: a client that sends and never reads).</li>
  *   <li>4401 without credentials a principal has, 4403 when the session is another principal's (with an auth file;
  *       checked once, at connect, before the first heartbeat is answered).</li>
  * </ul>
@@ -29,6 +32,9 @@ import java.util.function.BooleanSupplier;
  * <p>Concurrency: Jetty calls the handlers on its own threads; replies may be sent from engine threads (Jetty's
  * {@code sendText} is asynchronous and thread-safe). Per socket, heartbeats are answered in order: each waits for the
  * one before ({@link Socket#tail}, guarded by the socket). No thread is held per socket.
+ * Each socket's {@link Socket#backlog} counts replies handed to Jetty and not yet written (guarded by the socket;
+ * Jetty's write callbacks take it off again), so what Jetty queues per socket is bounded by {@link #MAX_BACKLOG}
+ * frames of at most a few hundred bytes; {@code sockets} holds only open sockets.
  */
 final class KeepaliveSockets {
     static final int CLOSE_SESSION_NOT_FOUND = 4404;
@@ -40,6 +46,9 @@ final class KeepaliveSockets {
     static final String CERTIFICATES = "warden.upgrade.certificates";
     static final int CLOSE_PERMISSION_DENIED = 4403;
     static final int MAX_IN_FLIGHT = 16;
+    /** Replies queued for a socket and not yet written; a client that reads each reply keeps it at 0 or 1. */
+    static final int MAX_BACKLOG = 32;
+    static final String BACKLOG_REASON = "replies not being read; read each reply before the next heartbeat";
     private static final Logger log = LoggerFactory.getLogger(KeepaliveSockets.class);
 
     private final Warden warden;
@@ -49,12 +58,25 @@ final class KeepaliveSockets {
     private final Map<String, Socket> sockets = new ConcurrentHashMap<>();
 
     private final Access access;
+    private final Counter closedForBacklog;
 
-    KeepaliveSockets(Warden warden, Json json, BooleanSupplier draining, Access access) {
+    KeepaliveSockets(Warden warden, Json json, BooleanSupplier draining, Access access, Counter closedForBacklog) {
         this.access = access;
         this.warden = warden;
         this.json = json;
         this.draining = draining;
+        this.closedForBacklog = closedForBacklog;
+    }
+
+    /** The largest backlog of any open socket (a gauge; iterates the open sockets). */
+    int maxBacklog() {
+        int max = 0;
+        for (Socket s : sockets.values()) {
+            synchronized (s) {
+                max = Math.max(max, s.backlog);
+            }
+        }
+        return max;
     }
 
     void configure(WsConfig ws) {
@@ -109,6 +131,10 @@ final class KeepaliveSockets {
             return; // refused at connect, or closing
         }
         synchronized (s) {
+            if (s.backlog >= MAX_BACKLOG) {
+                closeForBacklog(s);
+                return;
+            }
             if (s.inFlight >= MAX_IN_FLIGHT) {
                 sockets.remove(socketId);
                 s.ctx.closeSession(CLOSE_POLICY, "too many unanswered heartbeats; wait for the replies");
@@ -140,9 +166,37 @@ final class KeepaliveSockets {
         });
     }
 
+    /** Hands one frame to Jetty unless the socket's backlog is full, which closes it with 1008 instead. */
+    private void send(Socket s, Object frame) {
+        synchronized (s) {
+            if (s.backlog >= MAX_BACKLOG) {
+                closeForBacklog(s);
+                return;
+            }
+            s.backlog++;
+        }
+        Runnable written = () -> {
+            synchronized (s) {
+                s.backlog--;
+            }
+        };
+        s.ctx.session.sendText(new String(json.write(frame), java.nio.charset.StandardCharsets.UTF_8),
+                Callback.from(written, failure -> written.run()));
+    }
+
+    /** Called holding the socket's lock; closes at most once (the socket leaves {@code sockets} first). */
+    private void closeForBacklog(Socket s) {
+        if (sockets.remove(s.ctx.sessionId()) == null) {
+            return;
+        }
+        closedForBacklog.increment();
+        log.debug("keepalive socket of session {}: {} replies unread; closing with 1008", s.sessionId, s.backlog);
+        s.ctx.closeSession(CLOSE_POLICY, BACKLOG_REASON);
+    }
+
     private void reply(Socket s, Long ttl, Throwable err) {
         if (err == null) {
-            s.ctx.send(new String(json.write(new Replies.Keepalive(ttl)), java.nio.charset.StandardCharsets.UTF_8));
+            send(s, new Replies.Keepalive(ttl));
             return;
         }
         Throwable cause = Problems.unwrap(err);
@@ -156,7 +210,7 @@ final class KeepaliveSockets {
         if (!(cause instanceof WardenException)) {
             log.warn("keepalive of session {} over WebSocket failed unexpectedly", s.sessionId, cause);
         }
-        s.ctx.send(new String(json.write(Map.of("error", code, "detail", detail)), java.nio.charset.StandardCharsets.UTF_8));
+        send(s, Map.of("error", code, "detail", detail));
     }
 
     /** A close reason is at most 123 bytes of UTF-8 (RFC 6455). */
@@ -189,12 +243,13 @@ final class KeepaliveSockets {
         return sockets.size();
     }
 
-    /** One open socket. {@code tail} and {@code inFlight} are guarded by the instance. */
+    /** One open socket. {@code tail}, {@code inFlight} and {@code backlog} are guarded by the instance. */
     private static final class Socket {
         final WsContext ctx;
         final String sessionId;
         CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
         int inFlight;
+        int backlog;
 
         Socket(WsContext ctx, String sessionId) {
             this.ctx = ctx;

@@ -87,6 +87,8 @@ class ConfigLoaderTest {
             "--max-watches", "250",
             "--allowed-hosts", "warden.example.com, *.cell.example.net,10.0.0.7",
             "--allowed-origins=https://ops.example.com:8443",
+            "--max-connections-per-ip", "64",
+            "--body-read-timeout-ms", "4000",
         };
         WardenConfig c = load(args);
         assertThat(c).isEqualTo(new WardenConfig("127.0.0.1", 8080, "zk1:2181,zk2:2181,[::1]:2182", "/cells/eu-1",
@@ -94,7 +96,7 @@ class ConfigLoaderTest {
                 Duration.ofMillis(60_000), Duration.ofMillis(3000), 7, 8, 9, "leases-2", Duration.ofMillis(2500), 1024,
                 "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false, 10_000, null, null, null, "cn",
                 java.util.List.of("warden.example.com", "*.cell.example.net", "10.0.0.7"),
-                java.util.List.of("https://ops.example.com:8443")));
+                java.util.List.of("https://ops.example.com:8443"), 64, Duration.ofMillis(4000)));
     }
 
     @Test

@@ -458,6 +458,19 @@ class HttpApiTest {
         assertThat(http.get("/health/ready").status()).isEqualTo(200);
     }
 
+    /** Issue 12, item 3: the figures an operator alerts on for a hostile edge (docs/operations.md, "Alerts"). */
+    @Test
+    void metrics_exposeJvmProcessJettyAndEdgeFigures() {
+        String text = http.get("/metrics").text();
+        assertThat(text).contains("jvm_memory_used_bytes{area=\"heap\"", "jvm_memory_max_bytes", "jvm_gc_", "jvm_threads_live_threads",
+                "jvm_classes_loaded_classes", "process_cpu_usage", "system_cpu_count", "process_uptime_seconds",
+                "process_files_open_files", "process_files_max_files");
+        assertThat(text).contains("jetty_threads_busy", "jetty_threads_config_max", "jetty_threads_jobs",
+                "jetty_connections_current", "jetty_connections_max");
+        assertThat(text).contains("warden_http_connections_refused_total", "warden_http_body_timeouts_total",
+                "warden_ws_closed_backlog_total", "warden_ws_backlog_max_frames");
+    }
+
     @Test
     void drain_answersHeldCallsBeforeStopping() throws Exception {
         Gateway draining = fixture.gateway();

@@ -208,9 +208,46 @@ class HttpValidationTest {
         }) {
             String reply = raw(line);
             String statusLine = reply.lines().findFirst().orElse("");
-            assertThat(statusLine).as(line + " -> " + reply).matches("HTTP/1\\.1 (4\\d\\d|505) .*");
+            assertThat(statusLine).as(line + " -> " + reply).matches("HTTP/1\\.1 4\\d\\d .*"); // issue 12: not 505
             assertThat(reply).as(line + " -> " + reply).containsIgnoringCase("content-type: application/problem+json");
         }
+    }
+
+    /**
+     * Issue 12, item 4: what Jetty itself rejects (before Javalin) was a 505 for a request line without a path or an
+     * unknown version, and an empty body for methods other than GET, POST and HEAD ({@code OPTIONS *}); every such
+     * answer is now a 400 problem document, and one about a header names it in {@code field}.
+     */
+    @ParameterizedTest(name = "{0}")
+    @CsvSource(delimiter = '|', value = {
+            "path %ff                     | GET /v1/locks/a/%ff HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n                                     | path",
+            "DELETE with a bad path       | DELETE /v1/sessions/%ff HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n                                  | path",
+            "OPTIONS *                    | OPTIONS * HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n                                               | path",
+            "no path                      | GET HTTP/1.1\\r\\nHost: x\\r\\n\\r\\n                                                     | request_line",
+            "unknown version              | GET /v1/locks/a/b HTTP/9.9\\r\\nHost: x\\r\\n\\r\\n                                       | request_line",
+            "Content-Length and chunked   | POST /v1/sessions HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 5\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\n0\\r\\n\\r\\n | Transfer-Encoding",
+            "non-numeric Content-Length   | POST /v1/sessions HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: abc\\r\\n\\r\\n                 | Content-Length",
+            "two Content-Lengths          | POST /v1/sessions HTTP/1.1\\r\\nHost: x\\r\\nContent-Length: 2\\r\\nContent-Length: 3\\r\\n\\r\\n{} | Content-Length",
+            "bad chunk size               | POST /v1/sessions HTTP/1.1\\r\\nHost: x\\r\\nTransfer-Encoding: chunked\\r\\n\\r\\nzz\\r\\n{}\\r\\n0\\r\\n\\r\\n | Transfer-Encoding",
+            "unknown Transfer-Encoding    | POST /v1/sessions HTTP/1.1\\r\\nHost: x\\r\\nTransfer-Encoding: gzip\\r\\n\\r\\n             | Transfer-Encoding",
+    })
+    void jettyLevelErrors_are400ProblemDocuments_namingTheField(String what, String request, String field) {
+        String reply = rawRequest(request.strip().replace("\\r\\n", "\r\n")
+                .replace("Host: x\r\n", "Host: x\r\nConnection: close\r\n"));
+        String statusLine = reply.lines().findFirst().orElse("");
+        assertThat(statusLine).as(what + " -> " + reply).startsWith("HTTP/1.1 400 ");
+        assertThat(reply).as(what + " -> " + reply).containsIgnoringCase("content-type: application/problem+json");
+        String body = reply.substring(reply.indexOf("\r\n\r\n") + 4);
+        JsonNode doc;
+        try {
+            doc = HttpTestClient.MAPPER.readTree(body);
+        } catch (java.io.IOException e) {
+            throw new AssertionError(what + ": not a JSON body: " + reply, e);
+        }
+        assertThat(doc.get("status").asInt()).as(reply).isEqualTo(400);
+        assertThat(doc.get("code").asText()).as(reply).isEqualTo("INVALID_ARGUMENT");
+        assertThat(doc.path("field").asText()).as(reply).isEqualTo(field);
+        assertThat(doc.get("detail").asText()).as(reply).startsWith(field + ": ");
     }
 
     @Test
