@@ -129,6 +129,9 @@ class HttpFuzzTest {
             if (reply.status() >= 200 && reply.status() < 300 && "POST".equals(req.method) && notJson(req)) {
                 req.mutations.stream().filter(m -> m.startsWith("Content-Type") || m.startsWith("Content-Encoding")
                         || m.equals("no Content-Type")).findFirst().ifPresent(m -> tolerated.merge(m, 1, Integer::sum));
+                if (failure == null && req.body != null && req.body.length > 0) {
+                    failure = "a body not sent as plain application/json was accepted (" + reply.status() + "): must be a 415";
+                }
             }
             if (failure != null) {
                 String knownAs = knownElsewhere(req, reply);
@@ -254,31 +257,12 @@ class HttpFuzzTest {
      * Content-Encoding: 415) fix, each as narrow as the request and the reply allow. Each entry can go once its branch
      * is merged; the fuzz test then checks those requests too.
      */
-    static final List<Known> KNOWN_ELSEWHERE = List.of(
-            // "GET /health/live HTTP/0.9", "... HTTP/1.2", "GET HTTP/1.1" (no path), "GET /x" (no version): 505, a
-            // problem document, but a 5xx for the client's error
-            new Known("edge: a request line with a missing or unsupported HTTP version is a 505",
-                    (req, reply) -> req.line != null && reply.status() == 505),
-            // "PRI * HTTP/2.0", "GET /v1/namespaces HTTP/2.0": 426 with no body
-            new Known("edge: an HTTP/2.0 request line is a bare 426",
-                    (req, reply) -> req.line != null && req.line.contains("HTTP/2.0") && reply.status() == 426 && bare(reply)),
-            // "OPTIONS * HTTP/1.1": 404 with no body
-            new Known("edge: OPTIONS * is a bare 404",
-                    (req, reply) -> req.line != null && req.line.startsWith("OPTIONS * ") && reply.status() == 404 && bare(reply)),
-            // Jetty's parser: a header name with a space, a colon, nothing or a non-ASCII byte; two or an invalid
-            // Content-Length; Content-Length with Transfer-Encoding; a bad chunk; no Host; %ff or %zz in the path.
-            // Never from a body-only mutation: the parser does not read bodies as JSON.
-            new Known("edge: a request Jetty's parser rejects is a bare 400",
-                    (req, reply) -> !req.category.equals("json") && reply.status() == 400 && bare(reply)),
-            // a 9,000- or 70,000-byte header, or 200 headers
-            new Known("edge: headers too large are a bare 431",
-                    (req, reply) -> reply.status() == 431 && bare(reply)
-                            && req.mutations.stream().anyMatch(m -> m.equals("huge header") || m.equals("200 headers"))),
-            // Javalin hands every request with Sec-WebSocket-Version to its WebSocket servlet (HttpServlet's defaults):
-            // DELETE gets a bare 405, PATCH or FOO a bare 501, a path without a WebSocket route a bare 404
-            new Known("edge: WebSocket upgrade headers on a method other than GET, or on a path without a WebSocket route, get the servlet's bare 404/405/501",
-                    (req, reply) -> req.hasHeader("Sec-WebSocket-Version") && bare(reply)
-                            && (reply.status() == 404 || reply.status() == 405 || reply.status() == 501)));
+    /**
+     * Findings fixed in other branches while this test was written; empty since they were merged (the edge's
+     * request-line, parser and header errors are 400 problem documents, and bodies not sent as JSON are 415s). Kept so
+     * that a finding waiting for a fix elsewhere has a narrow, named place.
+     */
+    static final List<Known> KNOWN_ELSEWHERE = List.of();
 
     // ------------------------------------------------------------------ seeds
 
