@@ -45,16 +45,19 @@ public final class EventBatch {
      */
     public byte[][] frames(Function<WatchEvent, byte[]> encoder) {
         if (frames == null) {
-            byte[][] made = new byte[events.size()][];
-            long bytes = 0;
-            for (int i = 0; i < made.length; i++) {
-                made[i] = encoder.apply(events.get(i));
-                bytes += made[i].length;
-            }
-            frameBytes += bytes;
-            frames = made;
+            frames = encode(encoder);
         }
         return frames;
+    }
+
+    /** Every event's frame by {@code encoder}, counted in {@link #frameBytes}. */
+    private byte[][] encode(Function<WatchEvent, byte[]> encoder) {
+        byte[][] made = new byte[events.size()][];
+        for (int i = 0; i < made.length; i++) {
+            made[i] = encoder.apply(events.get(i));
+            frameBytes += made[i].length;
+        }
+        return made;
     }
 
     /**
@@ -63,14 +66,7 @@ public final class EventBatch {
      */
     public byte[][] redactedFrames(Function<WatchEvent, byte[]> encoder) {
         if (redactedFrames == null) {
-            byte[][] made = new byte[events.size()][];
-            long bytes = 0;
-            for (int i = 0; i < made.length; i++) {
-                made[i] = encoder.apply(events.get(i));
-                bytes += made[i].length;
-            }
-            frameBytes += bytes;
-            redactedFrames = made;
+            redactedFrames = encode(encoder);
         }
         return redactedFrames;
     }
