@@ -87,7 +87,7 @@ class KeepaliveBacklogTest {
 
     private static void handshake(OutputStream out, DataInputStream in, String path) throws IOException {
         String key = Base64.getEncoder().encodeToString("0123456789abcdef".getBytes(StandardCharsets.US_ASCII));
-        out.write(("GET " + path + " HTTP/1.1\r\nHost: warden\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        out.write(("GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
                 + "Sec-WebSocket-Key: " + key + "\r\nSec-WebSocket-Version: 13\r\n\r\n").getBytes(StandardCharsets.US_ASCII));
         out.flush();
         ByteArrayOutputStream head = new ByteArrayOutputStream();

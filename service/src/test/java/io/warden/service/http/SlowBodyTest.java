@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Timeout;
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class SlowBodyTest {
-    private static final String HEAD = "POST /v1/sessions HTTP/1.1\r\nHost: warden\r\nContent-Type: application/json\r\n"
+    private static final String HEAD = "POST /v1/sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
             + "Content-Length: 1000\r\n\r\n";
 
     @AutoClose
