@@ -374,7 +374,7 @@ printf '{"warden_principals":[{"name":"ci","token":"%s","grants":[{"namespace":"
   >"$LOGS/principals.json"
 playbook principals.log warden.yml -e "@$LOGS/principals.json"
 ! grep -q -- "$TOKEN" "$LOGS/principals.log" || fail "the token appears in the playbook's output (no_log)"
-! grep -rq -- "$TOKEN" "$SANDBOX" --include=auth.yaml || fail "the token is written in clear to auth.yaml"
+! grep -rq --include=auth.yaml -- "$TOKEN" "$SANDBOX" || fail "the token is written in clear to auth.yaml"
 for gw in "$GW1" "$GW2"; do
   [ "$(ready "$gw")" = 200 ] || fail "$gw/health/ready does not answer 200 after the principals were deployed"
   code="$(curl -sS --max-time 10 -o /dev/null -w '%{http_code}' -X POST "$gw/v1/sessions" -H 'Content-Type: application/json' \
