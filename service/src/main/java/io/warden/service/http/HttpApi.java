@@ -214,9 +214,37 @@ public final class HttpApi {
         Javalin current = app;
         if (current != null) {
             closeStreams("gateway stopping");
-            current.jettyServer().server().setStopTimeout(draining ? config.drainTimeout().toMillis() : 0);
-            current.stop();
+            long stopTimeout = draining ? config.drainTimeout().toMillis() : 0;
+            current.jettyServer().server().setStopTimeout(stopTimeout);
+            stopBounded(current, stopTimeout + STOP_GRACE_MS);
             app = null;
+        }
+    }
+
+    /** How long Jetty's stop may take beyond the drain before the gateway gives up waiting for it. */
+    static final long STOP_GRACE_MS = 5_000;
+
+    /**
+     * Stops Jetty on a thread of its own and waits at most {@code limitMs}. Jetty 12.1 can deadlock in stop: the
+     * selector, closing a connection whose response is still being written to a client that does not read, waits for
+     * that write, which only the selector can finish (seen in CI: {@code ManagedSelector.doStop} waiting on a selector
+     * parked in {@code HttpConnection$SendCallback.cancel}). Then the stop is interrupted and the gateway goes on
+     * closing; the connector's port may stay bound until the process ends.
+     */
+    private static void stopBounded(Javalin current, long limitMs) {
+        Thread stopper = new Thread(current::stop, "warden-http-stop");
+        stopper.setDaemon(true);
+        stopper.start();
+        try {
+            stopper.join(limitMs);
+            if (stopper.isAlive()) {
+                log.warn("the HTTP server did not stop within {} ms (a connection stuck in a write); going on without it",
+                        limitMs);
+                stopper.interrupt();
+                stopper.join(1_000);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 
