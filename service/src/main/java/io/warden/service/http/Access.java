@@ -11,7 +11,6 @@ import io.warden.service.auth.Caller;
 import io.warden.service.auth.Role;
 import java.security.cert.X509Certificate;
 import java.util.LinkedHashSet;
-import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
@@ -164,10 +163,5 @@ final class Access {
     WardenException deny(Caller caller, String action, String reason) {
         denials.warn("permission denied: principal={} action=\"{}\" reason=\"{}\"", caller.label(), action, reason);
         return WardenException.permissionDenied("principal " + caller.label() + " may not " + action + ": " + reason);
-    }
-
-    /** An optional owner's name, for tests and messages. */
-    static String ownerText(Optional<String> owner) {
-        return owner.orElse("(none)");
     }
 }
