@@ -60,6 +60,7 @@ public final class Gateway implements AutoCloseable {
     private final Clock clock;
     private final SystemClock ownedClock;
     private final CuratorFramework client;
+    private final io.warden.service.zk.ZkSecurity zkSecurity;
     private final Zk zk;
     private final LockEngine engine;
     private final SessionManager sessions;
@@ -93,8 +94,11 @@ public final class Gateway implements AutoCloseable {
         PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
         this.metrics = new WardenMetrics(registry);
         this.processMetrics = new ProcessMetrics(registry);
+        this.zkSecurity = io.warden.service.zk.ZkSecurity.of(config);
         this.client = CuratorFrameworkFactory.builder()
                 .connectString(config.zkConnect())
+                .zkClientConfig(zkSecurity.clientConfig())
+                .aclProvider(zkSecurity.aclProvider())
                 .namespace(config.chroot().substring(1))
                 .sessionTimeoutMs((int) config.zkSessionTimeout().toMillis())
                 .connectionTimeoutMs((int) config.zkConnectionTimeout().toMillis())
@@ -118,7 +122,7 @@ public final class Gateway implements AutoCloseable {
         io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, WatchHub::sessionWatchCount)
                 .tag("pool", "sessions").description("watches of single sessions served (max-sessions-per-gateway)").register(registry);
         this.console = new ConsoleBridge(zk, warden, lister, sessions, clock, java.time.Clock.systemUTC(), gatewayId,
-                config.zkConnect(), leader::hasLeadership);
+                config.zkConnect(), zkSecurity.probeSockets(), leader::hasLeadership);
         this.authenticator = config.authFile() == null ? Authenticator.open() : Authenticator.fromFile(config.authFile());
         Authenticator principals = this.authenticator;
         io.warden.console.ConsolePrincipals consolePrincipals = !principals.enabled() ? null
@@ -188,6 +192,7 @@ public final class Gateway implements AutoCloseable {
                 }
             }
             makeShards();
+            protectCell();
             sessions.start();
             registration.start();
             if (!registration.waitForInitialCreate(waitMs, TimeUnit.MILLISECONDS)) {
@@ -233,7 +238,8 @@ public final class Gateway implements AutoCloseable {
         }
         http.start(config.httpHost(), config.httpPort());
         advertise();
-        log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {})", gatewayId, http.port(), config.zkConnect(), config.chroot());
+        log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {}; {})", gatewayId, http.port(), config.zkConnect(),
+                config.chroot(), zkSecurity.describe());
         TestFault.warnIfActive(gatewayId);
     }
 
@@ -259,6 +265,48 @@ public final class Gateway implements AutoCloseable {
                         + CellPaths.SESSION_SHARDS + ")");
             }
         }
+    }
+
+    /**
+     * Gives the chroot, its top nodes, the shards and the namespaces the configured ACL ({@code zk-acl}) when the chroot
+     * does not have it yet: the first start with ACLs, or after a change. Every node made later gets it when it is made
+     * (Curator's ACL provider). Nodes made before and deeper down (lock nodes, queue nodes, session records) keep the
+     * ACL they had until they go; docs/operations.md ("Securing a cell") gives the zkCli command that fixes them at
+     * once. The chroot is done last, so that a pass cut short is done again at the next start.
+     */
+    private void protectCell() throws Exception {
+        java.util.List<org.apache.zookeeper.data.ACL> want = zkSecurity.acl();
+        if (new java.util.HashSet<>(client.getACL().forPath("/")).equals(new java.util.HashSet<>(want))) {
+            return;
+        }
+        java.util.List<String> paths = new ArrayList<>();
+        for (String top : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY,
+                CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.LEADER}) {
+            paths.add(top);
+        }
+        for (String parent : new String[]{CellPaths.SESSIONS, CellPaths.LOCK_DELAY}) {
+            for (String shard : CellPaths.shards()) {
+                paths.add(parent + "/" + shard);
+            }
+        }
+        for (String namespace : client.getChildren().forPath(CellPaths.LOCKS)) {
+            paths.add(CellPaths.LOCKS + "/" + namespace);
+        }
+        paths.add("/");
+        for (String path : paths) {
+            try {
+                client.setACL().withACL(want).forPath(path);
+            } catch (KeeperException.NoNodeException gone) {
+                // not made yet (the leader node), or gone meanwhile: made with the ACL when it is made
+            } catch (KeeperException.NoAuthException e) {
+                throw new IllegalStateException("cannot set the ACL of " + config.chroot() + (path.equals("/") ? "" : path)
+                        + " to " + io.warden.service.zk.ZkSecurity.describeAcl(want) + ": ZooKeeper says this gateway's "
+                        + "identity may not change it (NoAuth); the node was made by another identity (see zk-acl)");
+            }
+        }
+        log.warn("gave {} ZooKeeper nodes of {} the ACL {} (zk-acl); nodes made before below them keep their old ACL until "
+                        + "they go: docs/operations.md, \"Securing a cell\", says how to fix them at once",
+                paths.size(), config.chroot(), io.warden.service.zk.ZkSecurity.describeAcl(want));
     }
 
     /** Puts this gateway's URL in its /gateways node, now that the port is bound: consoles of other gateways ask it. */
@@ -499,6 +547,7 @@ public final class Gateway implements AutoCloseable {
         quietly(leader::close);
         quietly(registration::close);
         quietly(client::close);
+        zkSecurity.close();
         processMetrics.close();
         if (ownedClock != null) {
             ownedClock.close();

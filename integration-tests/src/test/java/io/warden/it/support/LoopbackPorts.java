@@ -38,4 +38,41 @@ public final class LoopbackPorts {
         }
         throw new IllegalStateException("no free loopback port after 100 attempts");
     }
+
+    /**
+     * {@code count} blocks of {@code size} consecutive free ports (for scripts that number ports from a base, like
+     * zk-config's dev-ensemble): the bases, each block's ports all bindable now and none handed out before.
+     */
+    public static synchronized int[] freeBlocks(int count, int size) {
+        int[] bases = new int[count];
+        java.util.Random random = new java.util.Random();
+        int found = 0;
+        for (int attempt = 0; attempt < 10_000 && found < count; attempt++) {
+            int base = 20_000 + random.nextInt(30_000);
+            boolean ok = true;
+            for (int p = base; p < base + size && ok; p++) {
+                ok = !GIVEN.contains(p) && bindable(p);
+            }
+            if (ok) {
+                for (int p = base; p < base + size; p++) {
+                    GIVEN.add(p);
+                }
+                bases[found++] = base;
+            }
+        }
+        if (found < count) {
+            throw new IllegalStateException("no " + count + " blocks of " + size + " free loopback ports");
+        }
+        return bases;
+    }
+
+    private static boolean bindable(int port) {
+        try (ServerSocket socket = new ServerSocket()) {
+            socket.setReuseAddress(false);
+            socket.bind(new InetSocketAddress(InetAddress.getByName(HOST), port));
+            return true;
+        } catch (IOException e) {
+            return false;
+        }
+    }
 }

@@ -347,6 +347,7 @@ public final class ConfigLoader {
                 throw new ConfigException(Setting.TLS_CERT.key(), "TLS: " + e.getMessage());
             }
         }
+        checkZooKeeperSecurity(c, sources);
         if (c.authFile() != null) {
             try {
                 io.warden.service.auth.AuthFile.read(c.authFile()); // a bad file stops start-up with its one line
@@ -357,6 +358,35 @@ public final class ConfigLoader {
         } else if (c.metricsAuth()) {
             throw new ConfigException(Setting.METRICS_AUTH.key(), describe(Setting.METRICS_AUTH, c, sources)
                     + " needs auth-file: without principals there is nobody to let in");
+        }
+    }
+
+    /** The zk-tls-*, zk-sasl-* and zk-acl rules; the stores and the password file are read here, once. */
+    private static void checkZooKeeperSecurity(WardenConfig c, Map<Setting, String> sources) {
+        Setting[] remote = {Setting.ZK_TLS_TRUSTSTORE, Setting.ZK_TLS_KEYSTORE, Setting.ZK_SASL_USER};
+        for (Setting s : remote) {
+            if (s.get(c) != null && c.zkConnect() == null) {
+                throw new ConfigException(s.key(), describe(s, c, sources) + " needs zk: the embedded ZooKeeper is "
+                        + "reached over loopback without TLS or SASL");
+            }
+        }
+        requires(c, sources, Setting.ZK_TLS_KEYSTORE, Setting.ZK_TLS_TRUSTSTORE);
+        requires(c, sources, Setting.ZK_TLS_TRUSTSTORE_PASSWORD_FILE, Setting.ZK_TLS_TRUSTSTORE);
+        requires(c, sources, Setting.ZK_TLS_KEYSTORE_PASSWORD_FILE, Setting.ZK_TLS_KEYSTORE);
+        requires(c, sources, Setting.ZK_SASL_USER, Setting.ZK_SASL_PASSWORD_FILE);
+        requires(c, sources, Setting.ZK_SASL_PASSWORD_FILE, Setting.ZK_SASL_USER);
+        try {
+            io.warden.service.zk.ZkSecurity.check(c);
+        } catch (IllegalArgumentException e) {
+            Setting at = e.getMessage() != null && e.getMessage().startsWith("zk-sasl") ? Setting.ZK_SASL_PASSWORD_FILE
+                    : e.getMessage() != null && e.getMessage().startsWith("zk-tls") ? Setting.ZK_TLS_TRUSTSTORE : Setting.ZK_ACL;
+            throw new ConfigException(at.key(), e.getMessage());
+        }
+    }
+
+    private static void requires(WardenConfig c, Map<Setting, String> sources, Setting given, Setting needed) {
+        if (given.get(c) != null && needed.get(c) == null) {
+            throw new ConfigException(needed.key(), describe(given, c, sources) + " needs " + needed.key() + " too");
         }
     }
 

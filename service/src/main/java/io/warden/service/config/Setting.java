@@ -122,7 +122,39 @@ enum Setting {
     BODY_READ_TIMEOUT_MS("body-read-timeout-ms", Kind.DURATION_MS,
             "how long a request body may take to arrive once the headers have (408 past it); bodies are read without "
                     + "holding a thread, so a slow sender only holds its connection until then",
-            WardenConfig::bodyReadTimeout, (b, v) -> b.bodyReadTimeout((Duration) v));
+            WardenConfig::bodyReadTimeout, (b, v) -> b.bodyReadTimeout((Duration) v)),
+    ZK_TLS_TRUSTSTORE("zk-tls-truststore", Kind.STORE_FILE,
+            "connect to ZooKeeper over TLS (its secureClientPort; name those ports in zk), checking the servers' "
+                    + "certificates against the CA certificates in this file: .pem, .p12/.pfx or .jks",
+            WardenConfig::zkTlsTruststore, (b, v) -> b.zkTlsTruststore((Path) v)),
+    ZK_TLS_TRUSTSTORE_PASSWORD_FILE("zk-tls-truststore-password-file", Kind.FILE,
+            "a file holding zk-tls-truststore's password (a .pem needs none)",
+            WardenConfig::zkTlsTruststorePasswordFile, (b, v) -> b.zkTlsTruststorePasswordFile((Path) v)),
+    ZK_TLS_KEYSTORE("zk-tls-keystore", Kind.STORE_FILE,
+            "the gateway's key and certificate chain for ZooKeeper's TLS (ssl.clientAuth=need): one .pem holding both "
+                    + "(unencrypted PKCS#8 key), a .p12/.pfx or a .jks; needs zk-tls-truststore",
+            WardenConfig::zkTlsKeystore, (b, v) -> b.zkTlsKeystore((Path) v)),
+    ZK_TLS_KEYSTORE_PASSWORD_FILE("zk-tls-keystore-password-file", Kind.FILE,
+            "a file holding zk-tls-keystore's password",
+            WardenConfig::zkTlsKeystorePasswordFile, (b, v) -> b.zkTlsKeystorePasswordFile((Path) v)),
+    ZK_TLS_HOSTNAME_VERIFICATION("zk-tls-hostname-verification", Kind.BOOLEAN,
+            "a ZooKeeper server's certificate must name the host or address the gateway connects to (subject "
+                    + "alternative names); false only for test cells",
+            WardenConfig::zkTlsHostnameVerification, (b, v) -> b.zkTlsHostnameVerification((Boolean) v)),
+    ZK_SASL_USER("zk-sasl-user", Kind.SASL_USER,
+            "log in to ZooKeeper with SASL DIGEST-MD5 as this user (a user_NAME of the servers' JAAS \"Server\" "
+                    + "section); needs zk-sasl-password-file. Unset = no SASL login (unless a JAAS file is given the "
+                    + "JVM with -Djava.security.auth.login.config)",
+            WardenConfig::zkSaslUser, (b, v) -> b.zkSaslUser((String) v)),
+    ZK_SASL_PASSWORD_FILE("zk-sasl-password-file", Kind.FILE,
+            "a file holding zk-sasl-user's password (one line)",
+            WardenConfig::zkSaslPasswordFile, (b, v) -> b.zkSaslPasswordFile((Path) v)),
+    ZK_ACL("zk-acl", Kind.ZK_ACL,
+            "the ZooKeeper ACL of every node the gateway makes, also set on the chroot and its top nodes at start: "
+                    + "auto (with zk-sasl-user: sasl:USER:cdrwa, only the gateways' identity may read or change the "
+                    + "cell; else open), open (world:anyone:cdrwa), or a comma list of scheme:id:perms (perms of "
+                    + "crwda), e.g. sasl:warden:cdrwa,sasl:operator:r",
+            WardenConfig::zkAcl, (b, v) -> b.zkAcl((String) v));
 
     @SuppressWarnings("unchecked")
     private static java.util.List<String> castList(Object v) {
@@ -259,6 +291,30 @@ enum Setting {
                 } catch (InvalidPathException e) {
                     throw new IllegalArgumentException(e);
                 }
+            }
+        },
+        /** A key or trust store whose type ZooKeeper tells by the file name's extension. */
+        STORE_FILE("FILE", "a .pem, .p12, .pfx or .jks file") {
+            @Override
+            Object parse(String text) {
+                String lower = text.toLowerCase(Locale.ROOT);
+                require(lower.endsWith(".pem") || lower.endsWith(".p12") || lower.endsWith(".pfx") || lower.endsWith(".jks"));
+                return FILE.parse(text);
+            }
+        },
+        SASL_USER("USER", "1-64 characters of [A-Za-z0-9._@-]") {
+            @Override
+            Object parse(String text) {
+                require(text.matches("[A-Za-z0-9._@-]{1,64}"));
+                return text;
+            }
+        },
+        ZK_ACL("auto|open|ACL,...", "auto, open, or a comma list of scheme:id:perms (schemes world, auth, digest, ip, "
+                + "sasl, x509; perms of crwda)") {
+            @Override
+            Object parse(String text) {
+                io.warden.service.zk.ZkSecurity.parseAcl(text, "check");
+                return text;
             }
         },
         CERT_NAME("cn|dns|uri|email", "cn, dns, uri or email") {

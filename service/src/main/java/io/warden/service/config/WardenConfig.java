@@ -47,6 +47,16 @@ import java.time.Duration;
  * @param maxConnectionsPerIp   open HTTP connections (including WebSockets and held calls) one client address may have;
  *                              past it a new connection is closed unanswered
  * @param bodyReadTimeout       how long a request's body may take to arrive once its headers have; past it, 408
+ * @param zkTlsTruststore       the CA certificates ZooKeeper servers' certificates are checked against (PEM, PKCS12 or
+ *                              JKS); set = connect to ZooKeeper over TLS
+ * @param zkTlsTruststorePasswordFile a file holding the trust store's password, or null (PEM)
+ * @param zkTlsKeystore         the gateway's client key and certificate for ZooKeeper (PEM, PKCS12 or JKS), or null
+ * @param zkTlsKeystorePasswordFile a file holding the key store's password, or null
+ * @param zkTlsHostnameVerification whether a ZooKeeper server's certificate must name the host connected to
+ * @param zkSaslUser            the SASL (DIGEST-MD5) user the gateway logs in to ZooKeeper as, or null for none
+ * @param zkSaslPasswordFile    a file holding that user's password
+ * @param zkAcl                 the ACL of every node the gateway makes ({@code auto}, {@code open}, or a list of
+ *                              {@code scheme:id:perms}; see {@link io.warden.service.zk.ZkSecurity})
  */
 public record WardenConfig(
         String httpHost,
@@ -81,7 +91,15 @@ public record WardenConfig(
         java.util.List<String> allowedHosts,
         java.util.List<String> allowedOrigins,
         int maxConnectionsPerIp,
-        Duration bodyReadTimeout) {
+        Duration bodyReadTimeout,
+        Path zkTlsTruststore,
+        Path zkTlsTruststorePasswordFile,
+        Path zkTlsKeystore,
+        Path zkTlsKeystorePasswordFile,
+        boolean zkTlsHostnameVerification,
+        String zkSaslUser,
+        Path zkSaslPasswordFile,
+        String zkAcl) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -98,7 +116,11 @@ public record WardenConfig(
                 + ", metricsAuth=" + metricsAuth + ", maxSessionsPerPrincipal=" + maxSessionsPerPrincipal + ", tlsCert=" + tlsCert + ", tlsKey=" + tlsKey
                 + ", tlsClientCa=" + tlsClientCa + ", tlsClientPrincipal=" + tlsClientPrincipal + ", allowedHosts=" + allowedHosts
                 + ", allowedOrigins=" + allowedOrigins + ", maxConnectionsPerIp=" + maxConnectionsPerIp
-                + ", bodyReadTimeout=" + bodyReadTimeout + "]";
+                + ", bodyReadTimeout=" + bodyReadTimeout + ", zkTlsTruststore=" + zkTlsTruststore
+                + ", zkTlsTruststorePasswordFile=" + zkTlsTruststorePasswordFile + ", zkTlsKeystore=" + zkTlsKeystore
+                + ", zkTlsKeystorePasswordFile=" + zkTlsKeystorePasswordFile + ", zkTlsHostnameVerification="
+                + zkTlsHostnameVerification + ", zkSaslUser=" + zkSaslUser + ", zkSaslPasswordFile=" + zkSaslPasswordFile
+                + ", zkAcl=" + zkAcl + "]";
     }
 
     public static WardenConfig defaults() {
@@ -135,7 +157,15 @@ public record WardenConfig(
                 null,
                 null,
                 1024,
-                Duration.ofSeconds(10));
+                Duration.ofSeconds(10),
+                null,
+                null,
+                null,
+                null,
+                true,
+                null,
+                null,
+                "auto");
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -207,6 +237,14 @@ public record WardenConfig(
         private java.util.List<String> allowedOrigins;
         private int maxConnectionsPerIp;
         private Duration bodyReadTimeout;
+        private Path zkTlsTruststore;
+        private Path zkTlsTruststorePasswordFile;
+        private Path zkTlsKeystore;
+        private Path zkTlsKeystorePasswordFile;
+        private boolean zkTlsHostnameVerification;
+        private String zkSaslUser;
+        private Path zkSaslPasswordFile;
+        private String zkAcl;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -242,6 +280,14 @@ public record WardenConfig(
             allowedOrigins = c.allowedOrigins;
             maxConnectionsPerIp = c.maxConnectionsPerIp;
             bodyReadTimeout = c.bodyReadTimeout;
+            zkTlsTruststore = c.zkTlsTruststore;
+            zkTlsTruststorePasswordFile = c.zkTlsTruststorePasswordFile;
+            zkTlsKeystore = c.zkTlsKeystore;
+            zkTlsKeystorePasswordFile = c.zkTlsKeystorePasswordFile;
+            zkTlsHostnameVerification = c.zkTlsHostnameVerification;
+            zkSaslUser = c.zkSaslUser;
+            zkSaslPasswordFile = c.zkSaslPasswordFile;
+            zkAcl = c.zkAcl;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -277,6 +323,14 @@ public record WardenConfig(
         public Builder allowedOrigins(java.util.List<String> v) { allowedOrigins = v; return this; }
         public Builder maxConnectionsPerIp(int v) { maxConnectionsPerIp = v; return this; }
         public Builder bodyReadTimeout(Duration v) { bodyReadTimeout = v; return this; }
+        public Builder zkTlsTruststore(Path v) { zkTlsTruststore = v; return this; }
+        public Builder zkTlsTruststorePasswordFile(Path v) { zkTlsTruststorePasswordFile = v; return this; }
+        public Builder zkTlsKeystore(Path v) { zkTlsKeystore = v; return this; }
+        public Builder zkTlsKeystorePasswordFile(Path v) { zkTlsKeystorePasswordFile = v; return this; }
+        public Builder zkTlsHostnameVerification(boolean v) { zkTlsHostnameVerification = v; return this; }
+        public Builder zkSaslUser(String v) { zkSaslUser = v; return this; }
+        public Builder zkSaslPasswordFile(Path v) { zkSaslPasswordFile = v; return this; }
+        public Builder zkAcl(String v) { zkAcl = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
@@ -284,7 +338,8 @@ public record WardenConfig(
                     maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
                     advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, authFile, metricsAuth, maxSessionsPerPrincipal,
                     tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal, allowedHosts, allowedOrigins,
-                    maxConnectionsPerIp, bodyReadTimeout);
+                    maxConnectionsPerIp, bodyReadTimeout, zkTlsTruststore, zkTlsTruststorePasswordFile, zkTlsKeystore,
+                    zkTlsKeystorePasswordFile, zkTlsHostnameVerification, zkSaslUser, zkSaslPasswordFile, zkAcl);
         }
     }
 }

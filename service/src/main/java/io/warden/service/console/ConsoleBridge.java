@@ -75,7 +75,8 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
     private volatile Cached<List<Health.ZkServer>> probe;
 
     public ConsoleBridge(Zk zk, Warden warden, LockLister lister, SessionManager sessions, Clock ticker,
-                         java.time.Clock wallClock, String gatewayId, String zkConnect, BooleanSupplier leader) {
+                         java.time.Clock wallClock, String gatewayId, String zkConnect,
+                         io.warden.service.zk.ZkSecurity.SocketMaker probeSockets, BooleanSupplier leader) {
         this.zk = zk;
         this.warden = warden;
         this.lister = lister;
@@ -87,7 +88,7 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
         this.leader = leader;
         this.events = new EventLog(wallClock);
         this.audit = new AuditLog(zk);
-        this.servers = new ZkServers(zkConnect);
+        this.servers = new ZkServers(zkConnect, probeSockets);
         this.peers = new Peers(zk, gatewayId);
     }
 

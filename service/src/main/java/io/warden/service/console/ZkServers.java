@@ -20,6 +20,9 @@ import java.util.regex.Pattern;
  * Asks each ZooKeeper server of a connect string about itself with the {@code srvr} four-letter word (in ZooKeeper's
  * default {@code 4lw.commands.whitelist}): its mode (leader, follower, standalone), last zxid and connection count.
  *
+ * <p>Through a TLS-only server (zk-tls-truststore) the probe is a TLS connection made with the gateway's own stores:
+ * ZooKeeper's Netty port answers four-letter words after the handshake.
+ *
  * <p>Concurrency: the probes are blocking socket calls, run on a small pool of daemon threads owned here (never on a
  * request or ZooKeeper thread); {@link #close} stops it.
  */
@@ -31,9 +34,15 @@ final class ZkServers implements AutoCloseable {
 
     private final List<String> servers;
     private final ExecutorService pool;
+    private final io.warden.service.zk.ZkSecurity.SocketMaker sockets;
 
     ZkServers(String connectString) {
+        this(connectString, Socket::new);
+    }
+
+    ZkServers(String connectString, io.warden.service.zk.ZkSecurity.SocketMaker sockets) {
         this.servers = parse(connectString);
+        this.sockets = sockets;
         this.pool = Executors.newFixedThreadPool(Math.min(4, Math.max(1, servers.size())), r -> {
             Thread t = new Thread(r, "warden-console-zk-probe");
             t.setDaemon(true);
@@ -66,10 +75,10 @@ final class ZkServers implements AutoCloseable {
                 .thenApply(v -> probes.stream().map(CompletableFuture::join).toList());
     }
 
-    private static Health.ZkServer probe(String address) {
+    private Health.ZkServer probe(String address) {
         int colon = address.lastIndexOf(':');
         String host = address.substring(0, colon).replace("[", "").replace("]", "");
-        try (Socket socket = new Socket()) {
+        try (Socket socket = sockets.make()) {
             socket.connect(new InetSocketAddress(host, Integer.parseInt(address.substring(colon + 1))), TIMEOUT_MS);
             socket.setSoTimeout(TIMEOUT_MS);
             socket.getOutputStream().write("srvr".getBytes(StandardCharsets.US_ASCII));

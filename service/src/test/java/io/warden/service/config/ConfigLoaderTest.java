@@ -96,7 +96,8 @@ class ConfigLoaderTest {
                 Duration.ofMillis(60_000), Duration.ofMillis(3000), 7, 8, 9, "leases-2", Duration.ofMillis(2500), 1024,
                 "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false, 10_000, null, null, null, "cn",
                 java.util.List.of("warden.example.com", "*.cell.example.net", "10.0.0.7"),
-                java.util.List.of("https://ops.example.com:8443"), 64, Duration.ofMillis(4000)));
+                java.util.List.of("https://ops.example.com:8443"), 64, Duration.ofMillis(4000),
+                null, null, null, null, true, null, null, "auto"));
     }
 
     @Test
@@ -276,6 +277,37 @@ class ConfigLoaderTest {
         assertThat(failure("--metrics-auth", "true").getMessage()).contains("needs auth-file");
         java.nio.file.Files.writeString(file, "principals:\n  - name: ci\n    grants: [{namespace: builds, role: lock}]\n");
         assertThat(load("--auth-file", file.toString(), "--metrics-auth=true").metricsAuth()).isTrue();
+    }
+
+    @Test
+    void zooKeeperSecurity_settingsThatNeedEachOther_stopStartUp_withOneLineNamingThem() throws IOException {
+        java.nio.file.Path pem = dir.resolve("ca.pem");
+        java.nio.file.Files.writeString(pem, "not a certificate\n");
+        java.nio.file.Path password = dir.resolve("zk.password");
+        java.nio.file.Files.writeString(password, "s3cret\n");
+        assertThat(failure("--zk-tls-truststore", pem.toString()).getMessage())
+                .isEqualTo("zk-tls-truststore " + pem + " (from flag --zk-tls-truststore) needs zk: the embedded ZooKeeper "
+                        + "is reached over loopback without TLS or SASL");
+        assertThat(failure("--zk", "zk1:2281", "--zk-tls-keystore", dir.resolve("gw.p12").toString()).getMessage())
+                .contains("zk-tls-keystore", "needs zk-tls-truststore too");
+        assertThat(failure("--zk", "zk1:2281", "--zk-sasl-user", "warden").getMessage())
+                .contains("needs zk-sasl-password-file too");
+        assertThat(failure("--zk", "zk1:2281", "--zk-sasl-password-file", password.toString()).getMessage())
+                .contains("needs zk-sasl-user too");
+        assertThat(failure("--zk", "zk1:2281", "--zk-tls-truststore", dir.resolve("ca.txt").toString()).getMessage())
+                .contains("expected a .pem, .p12, .pfx or .jks file");
+        ConfigException badStore = failure("--zk", "zk1:2281", "--zk-tls-truststore", pem.toString());
+        assertThat(badStore.setting()).isEqualTo("zk-tls-truststore");
+        assertThat(badStore.getMessage()).startsWith("zk-tls: ").doesNotContain("\n");
+        ConfigException missingPassword = failure("--zk", "zk1:2281", "--zk-sasl-user", "warden",
+                "--zk-sasl-password-file", dir.resolve("missing").toString());
+        assertThat(missingPassword.setting()).isEqualTo("zk-sasl-password-file");
+        assertThat(missingPassword.getMessage()).contains("cannot be read");
+        assertThat(failure("--zk-acl", "sasl:warden").getMessage()).contains("invalid zk-acl");
+        WardenConfig ok = load("--zk", "zk1:2281", "--zk-sasl-user", "warden", "--zk-sasl-password-file", password.toString(),
+                "--zk-acl", "sasl:warden:cdrwa,sasl:operator:r");
+        assertThat(ok.zkSaslUser()).isEqualTo("warden");
+        assertThat(ok.zkAcl()).isEqualTo("sasl:warden:cdrwa,sasl:operator:r");
     }
 
     @Test
