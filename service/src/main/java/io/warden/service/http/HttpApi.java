@@ -278,6 +278,19 @@ public final class HttpApi {
                     json, bodyTimeouts));
             server.setHandler(graceful);
         });
+        // No HTTP sessions: the gateway uses none (the console signs a cookie of its own), but Javalin asks every
+        // WebSocket upgrade for one, and Jetty's default kept each in memory, never expiring (its default max idle is -1),
+        // with a JSESSIONID cookie: every upgrade, refused ones included, grew the heap for good. A NullSessionCache keeps none past its
+        // request, and no cookie is set (HttpEdgeTest.aWebSocketUpgrade_fromAForeignOrigin_isRefused).
+        cfg.jetty.modifyServletContextHandler(context -> {
+            org.eclipse.jetty.ee10.servlet.SessionHandler sessions = context.getSessionHandler();
+            if (sessions != null) {
+                org.eclipse.jetty.session.NullSessionCache none = new org.eclipse.jetty.session.NullSessionCache(sessions);
+                none.setSessionDataStore(new org.eclipse.jetty.session.NullSessionDataStore());
+                sessions.setSessionCache(none);
+                sessions.setUsingCookies(false);
+            }
+        });
         cfg.jetty.modifyWebSocketServletFactory(factory -> {
             factory.setIdleTimeout(Duration.ofMillis(WS_IDLE_TIMEOUT_MS));
             factory.setMaxTextMessageSize(WS_MAX_MESSAGE_BYTES);
@@ -304,7 +317,14 @@ public final class HttpApi {
                 guard.checkBrowser(ctx);
             }
         });
-        cfg.routes.wsBeforeUpgrade(guard::checkBrowser);
+        cfg.routes.wsBeforeUpgrade(ctx -> {
+            try {
+                guard.checkBrowser(ctx);
+            } catch (ProblemException e) {
+                problems.respondNow(ctx, e); // Javalin sends a refused upgrade's status and headers, not its body
+                throw e;
+            }
+        });
         Exchange exchange = new Exchange(json, problems, config.maxBodyBytes(), responseExecutor());
         Requests requests = new Requests(json, config);
         Access access = new Access(authenticator, warden, CertificatePrincipal.of(config.tlsClientPrincipal()));

@@ -46,7 +46,22 @@ final class Problems {
         }
     }
 
-    private void write(Context ctx, Throwable failure) {
+    /**
+     * As {@link #respond}, with the body written and sent at once: a refused WebSocket upgrade (a before-upgrade handler
+     * that throws) is answered by Javalin with the status and headers the exception handler set, but not its result.
+     */
+    void respondNow(Context ctx, Throwable failure) {
+        try {
+            byte[] body = write(ctx, failure);
+            ctx.res().setContentLength(body.length);
+            ctx.res().getOutputStream().write(body);
+            ctx.res().flushBuffer();
+        } catch (java.io.IOException | RuntimeException e) {
+            log.debug("could not answer a refused upgrade with a problem document: {}", e.toString());
+        }
+    }
+
+    private byte[] write(Context ctx, Throwable failure) {
         ObjectNode doc = document(failure, ctx.method() + " " + ctx.path());
         int status = doc.get("status").asInt();
         ctx.status(status);
@@ -61,7 +76,9 @@ final class Problems {
             ctx.header("Allow", String.join(", ", e.getDetails().values()));
         }
         ctx.contentType(CONTENT_TYPE);
-        ctx.result(json.write(doc));
+        byte[] body = json.write(doc);
+        ctx.result(body);
+        return body;
     }
 
     /** Whether the cause chain says the connection broke under the exchange (Jetty's EofException, a closed channel). */
