@@ -42,8 +42,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>This class is the acquire path and the held calls; each other mechanism has its own class: who holds
  * ({@link LockQueue}), ending requests ({@link RequestEnds}), tombstones and their pruning ({@link Tombstones}),
- * per-session hints ({@link SessionHints}), held calls ({@link WaitingCalls}) and their watches
- * ({@link BlockerWatches}), reads ({@link LockReader}, {@link NodeInfoCache}).
+ * per-session hints ({@link SessionHints}), holds and waits per principal ({@link RequestQuotas}), held calls
+ * ({@link WaitingCalls}) and their watches ({@link BlockerWatches}), reads ({@link LockReader}, {@link NodeInfoCache}).
  *
  * <p>Concurrency: called from any thread; continuations run on Curator's event thread and never block. Held calls are
  * registered in {@link WaitingCalls} from start to answer. Each {@link Waiting} moves WAITING → DONE, or WAITING →
