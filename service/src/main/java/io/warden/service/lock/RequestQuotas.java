@@ -245,7 +245,13 @@ final class RequestQuotas {
         List<CompletableFuture<Void>> reads = new ArrayList<>(snapshot.size());
         Map<String, Set<String>> liveBySession = new HashMap<>();
         for (String sid : snapshot.keySet()) {
-            reads.add(zk.children(CellPaths.session(sid)).handle((children, err) -> {
+            CompletableFuture<List<String>> read;
+            try {
+                read = zk.children(CellPaths.session(sid));
+            } catch (RuntimeException e) {
+                read = CompletableFuture.failedFuture(e); // the pass must end, or the owner's refusals would wait on it
+            }
+            reads.add(read.handle((children, err) -> {
                 Set<String> live = err == null ? liveRequests(children)
                         : Zk.code(err) == Code.NONODE ? Set.of() : null; // null: unknown, keep the count
                 synchronized (liveBySession) {
