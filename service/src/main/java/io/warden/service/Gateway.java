@@ -105,7 +105,8 @@ public final class Gateway implements AutoCloseable {
                 .retryPolicy(new BoundedExponentialBackoffRetry(100, 1000, 3))
                 .build();
         this.zk = new Zk(client, metrics);
-        this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock());
+        this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
+                config.maxRequestsPerPrincipal());
         this.sessions = new SessionManager(zk, clock, metrics, engine, Owner.newIncarnation(gatewayId), config.sessionTtlMin(),
                 config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(), config.maxSessionsPerPrincipal(),
                 SessionManager.vouchBound(config.zkSessionTimeout()));

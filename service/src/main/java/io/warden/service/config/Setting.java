@@ -93,6 +93,11 @@ enum Setting {
             "sessions one principal (in open mode one client address) may have on one gateway, opened or taken over "
                     + "(429 past it), so that one client cannot fill max-sessions-per-gateway for everyone",
             WardenConfig::maxSessionsPerPrincipal, (b, v) -> b.maxSessionsPerPrincipal((Integer) v)),
+    MAX_REQUESTS_PER_PRINCIPAL("max-requests-per-principal", Kind.POSITIVE_INT,
+            "holds plus queued requests one principal (in open mode one client address, the session's opener) may "
+                    + "have made through one gateway (429 past it), so that one client cannot fill a cell with locks "
+                    + "and waiters for everyone",
+            WardenConfig::maxRequestsPerPrincipal, (b, v) -> b.maxRequestsPerPrincipal((Integer) v)),
     TLS_CERT("tls-cert", Kind.FILE,
             "PEM certificate chain (leaf first): serve HTTPS (and WSS) instead of HTTP; needs tls-key",
             WardenConfig::tlsCert, (b, v) -> b.tlsCert((Path) v)),

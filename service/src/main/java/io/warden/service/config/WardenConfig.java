@@ -37,6 +37,8 @@ import java.time.Duration;
  * @param authFile              the principals and their grants (YAML), or null for open mode (no authentication)
  * @param metricsAuth           whether {@code GET /metrics} needs credentials too (only with an auth file)
  * @param maxSessionsPerPrincipal sessions one principal (in open mode one client address) may have on one gateway
+ * @param maxRequestsPerPrincipal holds plus queued requests one principal (in open mode one client address, the opener
+ *                              of the session) may have made through one gateway and not yet ended
  * @param tlsCert               PEM certificate chain of the HTTPS listener, or null to serve plain HTTP
  * @param tlsKey                its PEM (PKCS#8) private key
  * @param tlsClientCa           PEM CA certificates that client certificates (mTLS) are verified against, or null
@@ -84,6 +86,7 @@ public record WardenConfig(
         Path authFile,
         boolean metricsAuth,
         int maxSessionsPerPrincipal,
+        int maxRequestsPerPrincipal,
         Path tlsCert,
         Path tlsKey,
         Path tlsClientCa,
@@ -113,7 +116,8 @@ public record WardenConfig(
                 + ", drainTimeout=" + drainTimeout + ", maxBodyBytes=" + maxBodyBytes + ", gatewayId=" + gatewayId
                 + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)")
                 + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + ", authFile=" + authFile
-                + ", metricsAuth=" + metricsAuth + ", maxSessionsPerPrincipal=" + maxSessionsPerPrincipal + ", tlsCert=" + tlsCert + ", tlsKey=" + tlsKey
+                + ", metricsAuth=" + metricsAuth + ", maxSessionsPerPrincipal=" + maxSessionsPerPrincipal
+                + ", maxRequestsPerPrincipal=" + maxRequestsPerPrincipal + ", tlsCert=" + tlsCert + ", tlsKey=" + tlsKey
                 + ", tlsClientCa=" + tlsClientCa + ", tlsClientPrincipal=" + tlsClientPrincipal + ", allowedHosts=" + allowedHosts
                 + ", allowedOrigins=" + allowedOrigins + ", maxConnectionsPerIp=" + maxConnectionsPerIp
                 + ", bodyReadTimeout=" + bodyReadTimeout + ", zkTlsTruststore=" + zkTlsTruststore
@@ -150,6 +154,7 @@ public record WardenConfig(
                 null,
                 false,
                 10_000,
+                100_000,
                 null,
                 null,
                 null,
@@ -229,6 +234,7 @@ public record WardenConfig(
         private Path authFile;
         private boolean metricsAuth;
         private int maxSessionsPerPrincipal;
+        private int maxRequestsPerPrincipal;
         private Path tlsCert;
         private Path tlsKey;
         private Path tlsClientCa;
@@ -272,6 +278,7 @@ public record WardenConfig(
             authFile = c.authFile;
             metricsAuth = c.metricsAuth;
             maxSessionsPerPrincipal = c.maxSessionsPerPrincipal;
+            maxRequestsPerPrincipal = c.maxRequestsPerPrincipal;
             tlsCert = c.tlsCert;
             tlsKey = c.tlsKey;
             tlsClientCa = c.tlsClientCa;
@@ -315,6 +322,7 @@ public record WardenConfig(
         public Builder authFile(Path v) { authFile = v; return this; }
         public Builder metricsAuth(boolean v) { metricsAuth = v; return this; }
         public Builder maxSessionsPerPrincipal(int v) { maxSessionsPerPrincipal = v; return this; }
+        public Builder maxRequestsPerPrincipal(int v) { maxRequestsPerPrincipal = v; return this; }
         public Builder tlsCert(Path v) { tlsCert = v; return this; }
         public Builder tlsKey(Path v) { tlsKey = v; return this; }
         public Builder tlsClientCa(Path v) { tlsClientCa = v; return this; }
@@ -337,7 +345,7 @@ public record WardenConfig(
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
                     maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
                     advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, authFile, metricsAuth, maxSessionsPerPrincipal,
-                    tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal, allowedHosts, allowedOrigins,
+                    maxRequestsPerPrincipal, tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal, allowedHosts, allowedOrigins,
                     maxConnectionsPerIp, bodyReadTimeout, zkTlsTruststore, zkTlsTruststorePasswordFile, zkTlsKeystore,
                     zkTlsKeystorePasswordFile, zkTlsHostnameVerification, zkSaslUser, zkSaslPasswordFile, zkAcl);
         }

@@ -42,8 +42,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>This class is the acquire path and the held calls; each other mechanism has its own class: who holds
  * ({@link LockQueue}), ending requests ({@link RequestEnds}), tombstones and their pruning ({@link Tombstones}),
- * per-session hints ({@link SessionHints}), held calls ({@link WaitingCalls}) and their watches
- * ({@link BlockerWatches}), reads ({@link LockReader}, {@link NodeInfoCache}).
+ * per-session hints ({@link SessionHints}), holds and waits per principal ({@link RequestQuotas}), held calls
+ * ({@link WaitingCalls}) and their watches ({@link BlockerWatches}), reads ({@link LockReader}, {@link NodeInfoCache}).
  *
  * <p>Concurrency: called from any thread; continuations run on Curator's event thread and never block. Held calls are
  * registered in {@link WaitingCalls} from start to answer. Each {@link Waiting} moves WAITING → DONE, or WAITING →
@@ -71,6 +71,8 @@ public final class LockEngine {
     private final NodeInfoCache nodes;
     private final Tombstones tombstones;
     private final SessionHints sessions;
+    /** Holds plus queued requests per principal (in open mode per opener address) made through this gateway. */
+    private final RequestQuotas quotas;
     private final RequestEnds ends;
     private final LockReader reader;
     /** Held acquire calls on this gateway, by session id. */
@@ -84,6 +86,15 @@ public final class LockEngine {
     private volatile boolean draining;
 
     public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, int maxRequestsPerSession, int maxWaitersPerLock) {
+        this(zk, clock, metrics, maxRequestsPerSession, maxWaitersPerLock, Integer.MAX_VALUE);
+    }
+
+    /**
+     * @param maxRequestsPerPrincipal holds plus queued requests one principal (in open mode one opener address) may have
+     *                                made through this gateway ({@link RequestQuotas})
+     */
+    public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, int maxRequestsPerSession, int maxWaitersPerLock,
+                      int maxRequestsPerPrincipal) {
         this.zk = zk;
         this.clock = clock;
         this.metrics = metrics;
@@ -92,6 +103,7 @@ public final class LockEngine {
         this.nodes = new NodeInfoCache(zk);
         this.tombstones = new Tombstones(zk);
         this.sessions = new SessionHints(zk, maxRequestsPerSession);
+        this.quotas = new RequestQuotas(zk, clock, maxRequestsPerPrincipal);
         this.ends = new RequestEnds(zk, nodes, tombstones);
         this.reader = new LockReader(zk, nodes);
         this.blockers = new BlockerWatches<>(zk, w -> w.state.get() == Waiting.WAITING, w -> {
@@ -124,9 +136,12 @@ public final class LockEngine {
         return result.whenComplete((r, err) -> metrics.acquire(err != null ? "error" : r.status().name().toLowerCase(), clock.read() - start));
     }
 
-    /** A session opened here: its client id is known, and it has no requests yet. */
-    public void sessionOpened(String sessionId, String clientId, String principal) {
-        sessions.opened(sessionId, clientId, principal);
+    /**
+     * A session opened here: its client id and owner are known, and it has no requests yet. {@code quotaOwner}: whose
+     * request quota its requests count against ({@link io.warden.service.session.SessionRecord#quotaOwner}).
+     */
+    public void sessionOpened(String sessionId, String clientId, String principal, String quotaOwner) {
+        sessions.opened(sessionId, clientId, principal, quotaOwner);
     }
 
     /** Creates the request's record and queue node in one multi; on a retry finds the existing ones. */
@@ -156,7 +171,8 @@ public final class LockEngine {
         }
         if (p.requests() >= maxRequestsPerSession && !p.exact()) {
             // The count may include ended requests' tombstones: count precisely before refusing.
-            return sessions.exact(req.sessionId(), p.clientId(), p.principal()).thenCompose(exact -> create(req, exact, start, attempt));
+            return sessions.exact(req.sessionId(), p.clientId(), p.principal(), p.owner())
+                    .thenCompose(exact -> create(req, exact, start, attempt));
         }
         if (p.requests() >= maxRequestsPerSession) {
             // At the limit only a retry of an existing request may go on.
@@ -181,14 +197,58 @@ public final class LockEngine {
                 return create(req, p, start, attempt);
             });
         }
-        return zk.multi(ops).handle((results, err) -> {
+        String owner = p.owner();
+        if (quotas.reserve(owner) >= 0) {
+            // The owner is at its max-requests-per-principal here: count again from ZooKeeper (its requests may have
+            // ended through other gateways; at most once a second), then only a retry of an existing request may go
+            // on, as at the per-session limit. Nothing is written: a refusal leaves ZooKeeper as it was.
+            return quotas.recount(owner).thenCompose(v -> {
+                int has = quotas.reserve(owner);
+                if (has < 0) {
+                    return write(req, p, ops, start, attempt);
+                }
+                return zk.data(requestPath).handle((ds, err) -> {
+                    if (err != null && Zk.code(err) == Code.NONODE) {
+                        throw WardenException.exhausted(owner + " already has " + has + " holds and queued requests "
+                                + "made through this gateway, the most allowed (max-requests-per-principal); release or "
+                                + "cancel some, or let their sessions end");
+                    }
+                    if (err != null) {
+                        throw Zk.translate(err);
+                    }
+                    return ds;
+                }).thenCompose(ds -> existingRecord(req, lockPath, uuid, ds, start));
+            });
+        }
+        return write(req, p, ops, start, attempt);
+    }
+
+    /**
+     * The acquire's {@code multi}, with a place reserved in {@link #quotas} for {@code p.owner()}: the request made
+     * keeps it, anything else gives it back.
+     */
+    private CompletableFuture<Waiting> write(AcquireRequest req, SessionHints.Prepared p, List<CuratorOp> ops, long start,
+                                             int attempt) {
+        String uuid = CellPaths.requestUuid(req.sessionId(), req.requestId());
+        String lockPath = CellPaths.lock(req.name());
+        String requestPath = CellPaths.sessionRequest(req.sessionId(), uuid);
+        CompletableFuture<List<org.apache.curator.framework.api.transaction.CuratorTransactionResult>> sent;
+        try {
+            sent = zk.multi(ops);
+        } catch (RuntimeException e) {
+            quotas.unreserve(p.owner());
+            return CompletableFuture.failedFuture(e);
+        }
+        return sent.handle((results, err) -> {
             if (err == null) {
                 long token = results.get(1).getResultStat().getMzxid();
                 String node = lastSegment(results.get(2).getResultPath());
                 long sequence = QueueEntry.parse(node).map(QueueEntry::sequence).orElse(-1L);
                 if (!LockQueue.admits(sequence)) {
+                    quotas.unreserve(p.owner()); // undone at once (or, if the undo fails, left to end with its session)
                     return refuse(req, lockPath + "/" + node, requestPath, sequence);
                 }
+                quotas.commit(p.owner(), req.sessionId(), uuid);
                 ends.remember(req.sessionId(), lockPath, token, node);
                 sessions.count(req.sessionId(), 1);
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
@@ -196,6 +256,7 @@ public final class LockEngine {
                         results.get(1).getResultStat().getMtime()));
                 return CompletableFuture.completedFuture(new Waiting(req, lockPath, uuid, node, token, start));
             }
+            quotas.unreserve(p.owner()); // nothing was made (a retry's request was counted when it was made)
             Throwable cause = Zk.unwrap(err);
             if (cause instanceof Zk.MultiFailure mf) {
                 int failed = mf.failedIndex();
@@ -460,6 +521,7 @@ public final class LockEngine {
                 .thenAccept(deleted -> {
                     if (deleted) {
                         sessions.count(w.req.sessionId(), -1);
+                        quotas.ended(w.req.sessionId(), w.uuid);
                     }
                 });
     }
@@ -553,6 +615,7 @@ public final class LockEngine {
     private void ended(String sessionId, String lockPath, String uuid) {
         releasedAt.put(lockPath, clock.read());
         sessions.count(sessionId, -1);
+        quotas.ended(sessionId, uuid);
         notifyRemoved(sessionId, uuid);
     }
 
@@ -568,6 +631,7 @@ public final class LockEngine {
     /** The session ended (closed or expired here): answer its held calls with SESSION_NOT_FOUND. */
     public void sessionEnded(String sessionId) {
         sessions.forget(sessionId);
+        quotas.sessionEnded(sessionId);
         for (Waiting w : waiting.of(sessionId)) {
             fail(w, WardenException.sessionNotFound(sessionId));
         }

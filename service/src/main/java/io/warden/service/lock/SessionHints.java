@@ -12,8 +12,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * What this gateway knows of sessions without reading ZooKeeper, for acquires: a session's client id and principal (they
- * never change)
+ * What this gateway knows of sessions without reading ZooKeeper, for acquires: a session's client id, principal and quota
+ * owner (they never change)
  * and how many live requests it has — counted here, so exact for a session that uses one gateway; when the count says
  * the limit is reached, it is taken again from ZooKeeper ({@link #liveRequests}), so the limit never refuses a session
  * below it. A session whose requests are spread over several gateways is counted per gateway.
@@ -22,11 +22,14 @@ import java.util.concurrent.atomic.AtomicInteger;
  * miss costs one read of the session record); each hint's count is atomic.
  */
 final class SessionHints {
-    /** A session's client id and request count; {@code exact}: the count is of live requests only (no tombstones). */
-    record Prepared(String clientId, String principal, int requests, boolean exact) {
+    /**
+     * A session's client id, principal, quota owner ({@link SessionRecord#quotaOwner}) and request count; {@code exact}:
+     * the count is of live requests only (no tombstones).
+     */
+    record Prepared(String clientId, String principal, String owner, int requests, boolean exact) {
     }
 
-    private record Hint(String clientId, String principal, AtomicInteger requests) {
+    private record Hint(String clientId, String principal, String owner, AtomicInteger requests) {
     }
 
     private final Zk zk;
@@ -46,7 +49,8 @@ final class SessionHints {
     CompletableFuture<Prepared> prepare(String sessionId) {
         Hint hint = hints.get(sessionId);
         if (hint != null && hint.requests.get() < maxRequestsPerSession) {
-            return CompletableFuture.completedFuture(new Prepared(hint.clientId, hint.principal, hint.requests.get(), true));
+            return CompletableFuture.completedFuture(new Prepared(hint.clientId, hint.principal, hint.owner,
+                    hint.requests.get(), true));
         }
         return zk.data(CellPaths.session(sessionId)).handle((ds, err) -> {
             if (err != null) {
@@ -60,25 +64,26 @@ final class SessionHints {
                 throw WardenException.sessionNotFound(sessionId);
             }
             int requests = ds.stat().getNumChildren();
-            hints.put(sessionId, new Hint(record.clientId(), record.principal(), new AtomicInteger(requests)));
-            return new Prepared(record.clientId(), record.principal(), requests, false);
+            String owner = SessionRecord.quotaOwner(record.principal(), record.address());
+            hints.put(sessionId, new Hint(record.clientId(), record.principal(), owner, new AtomicInteger(requests)));
+            return new Prepared(record.clientId(), record.principal(), owner, requests, false);
         });
     }
 
     /** The exact count of the session's live requests, from the names of its record's children; remembered. */
-    CompletableFuture<Prepared> exact(String sessionId, String clientId, String principal) {
+    CompletableFuture<Prepared> exact(String sessionId, String clientId, String principal, String owner) {
         return zk.children(CellPaths.session(sessionId)).thenApply(Tombstones::live).thenApply(live -> {
             Hint hint = hints.get(sessionId);
             if (hint != null) {
                 hint.requests.set(live);
             }
-            return new Prepared(clientId, principal, live, true);
+            return new Prepared(clientId, principal, owner, live, true);
         });
     }
 
-    /** A session opened here: its client id is known, and it has no requests yet. */
-    void opened(String sessionId, String clientId, String principal) {
-        hints.put(sessionId, new Hint(clientId, principal, new AtomicInteger()));
+    /** A session opened here: its client id and owner are known, and it has no requests yet. */
+    void opened(String sessionId, String clientId, String principal, String owner) {
+        hints.put(sessionId, new Hint(clientId, principal, owner, new AtomicInteger()));
     }
 
     /** One request of the session was made ({@code +1}) or ended ({@code -1}) through this gateway. */

@@ -172,7 +172,7 @@ public final class SessionManager {
                         throw Zk.translate(err);
                     }
                     tracker.track(sessionId, record, stat.getVersion(), 0, true);
-                    engine.sessionOpened(sessionId, clientId, principal);
+                    engine.sessionOpened(sessionId, clientId, principal, quotaOwner);
                     log.info("opened session {} for client {}{} (ttl {} ms, lock-delay {} ms)", sessionId, clientId,
                             principal == null ? "" : " of principal " + principal, ttl, lockDelayMs);
                     return new SessionGrant(sessionId, ttl, keepaliveInterval(ttl), lockDelayMs, stat.getCzxid());

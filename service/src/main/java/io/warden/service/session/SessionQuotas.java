@@ -19,7 +19,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code max-sessions-per-gateway} entries.
  */
 final class SessionQuotas {
-    static final String UNKNOWN = "(unknown)";
+    static final String UNKNOWN = SessionRecord.UNKNOWN_OWNER;
 
     private final int maxTotal;
     private final int maxPerOwner;
@@ -38,7 +38,7 @@ final class SessionQuotas {
     }
 
     static String owner(String principal, String address) {
-        return principal != null ? "principal " + principal : address != null ? "address " + address : UNKNOWN;
+        return SessionRecord.quotaOwner(principal, address);
     }
 
     /** Takes a place for a session of {@code owner}; RESOURCE_EXHAUSTED (429) naming the limit when there is none. */

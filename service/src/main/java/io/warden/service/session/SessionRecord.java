@@ -13,6 +13,18 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 public record SessionRecord(String clientId, long ttlMs, long lockDelayMs, String gateway, String incarnation,
                             @JsonInclude(JsonInclude.Include.NON_NULL) String principal,
                             @JsonInclude(JsonInclude.Include.NON_NULL) String address) {
+    /** The quota owner of records that name neither a principal nor an address (written before issue 12). */
+    public static final String UNKNOWN_OWNER = "(unknown)";
+
+    /**
+     * Whose quotas a session of {@code principal} opened from {@code address} counts against (issue 12, edge finding
+     * 3): {@code "principal X"}, else (open mode) {@code "address A"}, else {@link #UNKNOWN_OWNER}. The same key for the
+     * session quota ({@code SessionQuotas}) and the request quota ({@code lock.RequestQuotas}).
+     */
+    public static String quotaOwner(String principal, String address) {
+        return principal != null ? "principal " + principal : address != null ? "address " + address : UNKNOWN_OWNER;
+    }
+
     public SessionRecord(String clientId, long ttlMs, long lockDelayMs, String gateway, String incarnation) {
         this(clientId, ttlMs, lockDelayMs, gateway, incarnation, null, null);
     }

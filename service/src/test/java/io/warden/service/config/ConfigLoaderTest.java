@@ -94,7 +94,7 @@ class ConfigLoaderTest {
         assertThat(c).isEqualTo(new WardenConfig("127.0.0.1", 8080, "zk1:2181,zk2:2181,[::1]:2182", "/cells/eu-1",
                 Path.of("/var/lib/warden"), 0, Duration.ofMillis(5000), Duration.ofMillis(800), Duration.ofMillis(1000),
                 Duration.ofMillis(60_000), Duration.ofMillis(3000), 7, 8, 9, "leases-2", Duration.ofMillis(2500), 1024,
-                "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false, 10_000, null, null, null, "cn",
+                "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false, 10_000, 100_000, null, null, null, "cn",
                 java.util.List.of("warden.example.com", "*.cell.example.net", "10.0.0.7"),
                 java.util.List.of("https://ops.example.com:8443"), 64, Duration.ofMillis(4000),
                 null, null, null, null, true, null, null, "auto"));
