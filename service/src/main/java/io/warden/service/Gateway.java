@@ -454,6 +454,11 @@ public final class Gateway implements AutoCloseable {
         return !draining && !stopped.get() && zk.connected();
     }
 
+    /** Whether ZooKeeper has left this gateway's requests unanswered past the stall bound, so calls answer 503 at once. */
+    public boolean zkStalled() {
+        return zk.stalled();
+    }
+
     /** The HTTP API this gateway serves (tests read its route table). */
     public HttpApi httpApi() {
         return http;

@@ -24,12 +24,13 @@ class FrozenZooKeeperTest {
     private WardenFixture fixture;
     private ZkCutProxy proxy;
     private HttpTestClient http;
+    private Gateway gateway;
 
     @BeforeEach
     void start() throws Exception {
         fixture = new WardenFixture();
         proxy = new ZkCutProxy(fixture.server.getPort());
-        Gateway gateway = fixture.gateway(fixture.config().withZkConnect(proxy.connectString())
+        gateway = fixture.gateway(fixture.config().withZkConnect(proxy.connectString())
                 .withZkSessionTimeout(ZK_SESSION_TIMEOUT));
         http = new HttpTestClient(gateway.httpPort());
     }
@@ -52,7 +53,13 @@ class FrozenZooKeeperTest {
         // A call made as ZooKeeper froze waits for its reply (it may have been applied: only the client's own timeout
         // or the connection loss may end it). It is what tells the gateway that ZooKeeper stopped answering.
         CompletableFuture<HttpTestClient.Reply> first = CompletableFuture.supplyAsync(() -> http.get("/v1/locks/frozen/b"));
-        Thread.sleep(1_500);
+        // Until that call is sent and the stall bound (1 s) has passed; waited for, not slept, so that a loaded machine
+        // that is slow to send it cannot make the next call the first to wait (it failed so once, 7.3 s, under load 5).
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (!gateway.zkStalled()) {
+            assertThat(System.nanoTime()).as("the gateway sees ZooKeeper stalled within 10 s").isLessThan(deadline);
+            Thread.sleep(20);
+        }
 
         for (String call : new String[] {"lock", "acquire", "session", "locks", "check"}) {
             long start = System.nanoTime();
