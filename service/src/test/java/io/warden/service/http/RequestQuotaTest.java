@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.warden.service.Gateway;
-import io.warden.service.auth.AuthFile;
 import io.warden.service.support.WardenFixture;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -12,7 +11,6 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -47,11 +45,7 @@ class RequestQuotaTest {
     }
 
     private Path authFile() throws Exception {
-        Path f = dir.resolve("auth.yaml");
-        Files.writeString(f, "principals:\n"
-                + "  - name: a\n    token_sha256: " + AuthFile.sha256(A) + "\n    grants: [{namespace: \"*\", role: lock}]\n"
-                + "  - name: b\n    token_sha256: " + AuthFile.sha256(B) + "\n    grants: [{namespace: \"*\", role: lock}]\n");
-        return f;
+        return io.warden.service.support.TestAuthFiles.lockers(dir, "a", A, "b", B);
     }
 
     private Gateway capped(int maxRequestsPerPrincipal) throws Exception {
