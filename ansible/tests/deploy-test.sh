@@ -6,6 +6,9 @@
 # Inventory inventory/ci: connection local, loopback addresses, a directory per "host" under a sandbox, warden-supervise
 # instead of systemd. Steps:
 #   1. ansible-lint on ansible/ (strict: a warning fails too)
+#   1b. render check (tests/render-check.yml): warden.yaml rendered for both gateways with every ZooKeeper TLS/SASL
+#      variable set has the zk-tls-*/zk-sasl-*/zk-acl keys with the installed files' paths and the servers' secure
+#      ports in zk:, no password in it or in the output; the role's checks refuse the wrong combinations
 #   2. site.yml deploys a 3-server ZooKeeper ensemble and 2 gateways
 #   3. smoke: a session and the lock ci/smoke through gateway 1; gateway 2 sees the same holder, session and token
 #   4. `warden lock ci/held` holds a lock across a rolling restart of the gateways (warden.yml
@@ -18,6 +21,10 @@
 #   5b. warden.yml with warden_principals (a token from extra vars): auth.yaml holds only its SHA-256, the token is in
 #      no output, each gateway (restarted one at a time for its new config) answers 401 without it and 201 with it
 #   6. teardown.yml stops everything; no process of the sandbox is left
+#   7. a secured cell (inventory/ci-secure): certificates and secrets made here (openssl, keytool), one ZooKeeper
+#      server with TLS (mutual) and SASL enforced, one gateway with warden_zk_tls_* and warden_zk_sasl_*: it becomes
+#      ready over TLS+SASL and serves a lock; its files, modes and warden.yaml are as documented; no password in the
+#      output or the config file; then teardown.yml
 # On any failure: a message naming the step, the end of the relevant log, exit status 1. On exit (success or not)
 # everything the test started is stopped and the sandbox is deleted (KEEP_SANDBOX=1 keeps it for a look).
 #
@@ -36,8 +43,11 @@ ZK_DIST="${ZK_DIST:-$REPO/zk-config/target/warden-zookeeper-3.9.5.tar.gz}"
 ZK_CONF="${ZK_CONF:-$REPO/zk-config/conf}"
 GW1=http://127.0.0.1:27070
 GW2=http://127.0.0.1:27071
-# The ports inventory/ci uses: ZooKeeper client, quorum, election, admin, metrics; the gateways.
-PORTS=(22181 22182 22183 22888 22889 22890 23888 23889 23890 28081 28082 28083 27001 27002 27003 27070 27071)
+GW_SECURE=http://127.0.0.1:27072
+# The ports inventory/ci uses: ZooKeeper client, quorum, election, admin, metrics; the gateways. Then those of
+# inventory/ci-secure (step 7): client, secure client, quorum, election, admin, metrics, the gateway.
+PORTS=(22181 22182 22183 22888 22889 22890 23888 23889 23890 28081 28082 28083 27001 27002 27003 27070 27071
+       22184 22284 22891 23891 28084 27004 27072)
 
 export ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0 ANSIBLE_DEPRECATION_WARNINGS=0
 export ANSIBLE_LOCALHOST_WARNING=0
@@ -78,7 +88,8 @@ cleanup() {
   if [ -n "$SANDBOX" ] && [ -d "$SANDBOX" ]; then
     # Stop what the playbooks started, gateways first: each pid file's process, by the supervisor that started it.
     local pidfile supervise
-    for pidfile in "$SANDBOX"/gw*/run/warden/warden.pid "$SANDBOX"/zk*/run/zookeeper/zookeeper.pid; do
+    for pidfile in "$SANDBOX"/gw*/run/warden/warden.pid "$SANDBOX"/secure/gw*/run/warden/warden.pid \
+                   "$SANDBOX"/zk*/run/zookeeper/zookeeper.pid "$SANDBOX"/secure/zk*/run/zookeeper/zookeeper.pid; do
       [ -f "$pidfile" ] || continue
       supervise="${pidfile%/run/*}/usr/local/bin/warden-supervise"
       "$supervise" stop "$pidfile" 10 >/dev/null 2>&1
@@ -92,7 +103,9 @@ cleanup() {
       kill -KILL $left 2>/dev/null
     fi
     if [ "$status" -ne 0 ] && [ -n "$LOGS" ]; then
-      for log in "$SANDBOX"/gw*/var/log/warden/warden.log "$SANDBOX"/zk*/var/log/zookeeper/zookeeper.out "$LOGS/cli.log"; do
+      for log in "$SANDBOX"/gw*/var/log/warden/warden.log "$SANDBOX"/zk*/var/log/zookeeper/zookeeper.out \
+                 "$SANDBOX"/secure/gw*/var/log/warden/warden.log "$SANDBOX"/secure/zk*/var/log/zookeeper/zookeeper.out \
+                 "$LOGS/cli.log"; do
         [ -s "$log" ] && show "$log" 30
       done
     fi
@@ -115,11 +128,12 @@ trap cleanup EXIT
 
 # ---- helpers -------------------------------------------------------------------------------------------------------
 # Runs ansible-playbook in ansible/ with the CI inventory, the sandbox and the artifacts; output to a log file.
+# INVENTORY and DEPLOY_ROOT (default inventory/ci and the sandbox) name another cell (step 7).
 playbook() {
-  local log="$LOGS/$1" rc=0
+  local log="$LOGS/$1" rc=0 inventory="${INVENTORY:-inventory/ci}" root="${DEPLOY_ROOT:-$SANDBOX}"
   shift
-  echo "\$ cd ansible && ansible-playbook -i inventory/ci $* -e deploy_root=$SANDBOX${ARTIFACT_VARS_TEXT}"
-  (cd "$ANSIBLE_DIR" && ansible-playbook -i inventory/ci "$@" -e "deploy_root=$SANDBOX" "${ARTIFACT_VARS[@]}") >"$log" 2>&1 || rc=$?
+  echo "\$ cd ansible && ansible-playbook -i $inventory $* -e deploy_root=$root${ARTIFACT_VARS_TEXT}"
+  (cd "$ANSIBLE_DIR" && ansible-playbook -i "$inventory" "$@" -e "deploy_root=$root" "${ARTIFACT_VARS[@]}") >"$log" 2>&1 || rc=$?
   sed -n '/^PLAY RECAP/,$p' "$log"
   if [ "$rc" -ne 0 ]; then
     show "$log" 80
@@ -163,7 +177,7 @@ print(stats.get("server_state", "-"), stats.get("last_processed_zxid", 0))' 2>/d
 
 # ---- 0. preconditions ----------------------------------------------------------------------------------------------
 step "preconditions"
-for tool in ansible-playbook ansible-lint curl python3 java pgrep; do
+for tool in ansible-playbook ansible-lint curl python3 java keytool openssl pgrep; do
   command -v "$tool" >/dev/null 2>&1 || fail "$tool is not installed (bash .ci/run installs ansible-core and ansible-lint)"
 done
 for artifact in "$WARDEN_JAR" "$WARDEN_CLI_JAR" "$ZK_DIST" "$ZK_CONF/zoo-common.cfg"; do
@@ -197,6 +211,56 @@ rc=0
 (cd "$ANSIBLE_DIR" && ansible-lint --strict) >"$LOGS/lint.log" 2>&1 || rc=$?
 tail -n 3 "$LOGS/lint.log"
 [ "$rc" -eq 0 ] || { show "$LOGS/lint.log" 80; fail "ansible-lint is not clean (exit $rc)"; }
+done_step
+
+# ---- 1b. render check ----------------------------------------------------------------------------------------------
+step "1b. render check: warden.yaml with every ZooKeeper TLS and SASL variable set (tests/render-check.yml)"
+RENDER="$SANDBOX/render"
+mkdir -p "$RENDER"
+RENDER_PW=(trust-"$(python3 -c 'import secrets; print(secrets.token_hex(12))')"
+           key-"$(python3 -c 'import secrets; print(secrets.token_hex(12))')"
+           sasl-"$(python3 -c 'import secrets; print(secrets.token_hex(12))')")
+# As a vault would give them. The stores need not exist: only the config file is rendered (.PFX: installed as .p12).
+cat >"$RENDER/settings.json" <<JSON
+{"warden_zk_tls_truststore_source": "/control/node/tls/cell-ca.PFX",
+ "warden_zk_tls_truststore_password": "${RENDER_PW[0]}",
+ "warden_zk_tls_keystore_source": "/control/node/tls/gateway.jks",
+ "warden_zk_tls_keystore_password": "${RENDER_PW[1]}",
+ "warden_zk_tls_hostname_verification": false,
+ "warden_zk_sasl_user": "warden",
+ "warden_zk_sasl_password": "${RENDER_PW[2]}",
+ "warden_zk_acl": "sasl:warden:cdrwa,sasl:operator:r"}
+JSON
+playbook render.log tests/render-check.yml -e "render_dir=$RENDER" -e "render_settings=$RENDER/settings.json"
+for pw in "${RENDER_PW[@]}"; do
+  ! grep -q -- "$pw" "$LOGS/render.log" || fail "a password appears in the output of render-check.yml"
+  ! grep -rq -- "$pw" "$RENDER"/gw*.yaml || fail "a password appears in a rendered warden.yaml"
+done
+for host in gw1 gw2; do
+  python3 - "$RENDER/$host.yaml" "$SANDBOX/$host/etc/warden" <<'PY' || { show "$RENDER/$host.yaml"; fail "$host's rendered warden.yaml (above) is not as expected"; }
+import sys, yaml
+doc, conf = yaml.safe_load(open(sys.argv[1])), sys.argv[2]
+expected = {
+    "zk": "127.0.0.1:22281,127.0.0.1:22282,127.0.0.1:22283",   # the servers' zookeeper_secure_client_port
+    "zk-tls-truststore": conf + "/zk-truststore.p12",
+    "zk-tls-truststore-password-file": conf + "/zk-truststore.password",
+    "zk-tls-keystore": conf + "/zk-keystore.jks",
+    "zk-tls-keystore-password-file": conf + "/zk-keystore.password",
+    "zk-tls-hostname-verification": False,
+    "zk-sasl-user": "warden",
+    "zk-sasl-password-file": conf + "/zk-sasl.password",
+    "zk-acl": "sasl:warden:cdrwa,sasl:operator:r",
+}
+wrong = {k: doc.get(k) for k, v in expected.items() if doc.get(k) != v}
+for k, v in wrong.items():
+    print(f"{k}: {v!r}, expected {expected[k]!r}")
+sys.exit(1 if wrong else 0)
+PY
+  echo "$host: warden.yaml has zk-tls-*, zk-sasl-*, zk-acl with the installed paths and zk: $(sed -n 's/^zk: //p' "$RENDER/$host.yaml")"
+done
+rescued="$(sed -n 's/^gw1 .* rescued=\([0-9]*\).*/\1/p' "$LOGS/render.log")"
+[ "$rescued" = 5 ] || fail "the role's checks refused $rescued of the 5 wrong combinations on gw1 (render.log)"
+echo "the role's checks refused all 5 wrong combinations (JAAS and SASL user, key store without trust store, ...)"
 done_step
 
 # ---- 2. deploy -----------------------------------------------------------------------------------------------------
@@ -396,4 +460,81 @@ for port in "${PORTS[@]}"; do
   if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then fail "port $port still answers after teardown.yml"; fi
 done
 echo "no ZooKeeper server or gateway of the sandbox is left"
+done_step
+
+# ---- 7. a secured cell: TLS and SASL ---------------------------------------------------------------------------------
+step "7. a TLS+SASL cell (inventory/ci-secure): one ZooKeeper server, one gateway with warden_zk_tls_*/warden_zk_sasl_*"
+SECURE="$SANDBOX/secure"
+SECRETS="$SECURE/secrets"
+mkdir -p "$SECRETS"
+STORE_PW="store-$(python3 -c 'import secrets; print(secrets.token_hex(12))')"
+SASL_PW="sasl-$(python3 -c 'import secrets; print(secrets.token_hex(12))')"
+# A CA; a server and a gateway certificate for 127.0.0.1 and localhost (a server checks the gateway's too: FIPS mode
+# is off for SASL). The servers' stores as zk-config's tls/zoo-tls.cfg names them (server.p12, ca.p12, passwords);
+# the gateway's trust store ca.p12 (with a password), its key store one PEM with key and certificate.
+(
+  cd "$SECRETS"
+  openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 -subj /CN=deploy-test-ca \
+    -addext basicConstraints=critical,CA:TRUE -addext keyUsage=critical,keyCertSign,cRLSign
+  for who in server gateway; do
+    openssl req -newkey rsa:2048 -nodes -keyout "$who.key" -out "$who.csr" -subj "/CN=deploy-test-$who"
+    printf 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth,clientAuth\n' >"$who.ext"
+    openssl x509 -req -in "$who.csr" -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 -extfile "$who.ext" -out "$who.crt"
+  done
+  openssl pkcs12 -export -in server.crt -inkey server.key -certfile ca.pem -name server -out server.p12 \
+    -passout "pass:$STORE_PW"
+  keytool -importcert -noprompt -alias ca -file ca.pem -keystore ca.p12 -storetype PKCS12 -storepass "$STORE_PW"
+  cat gateway.key gateway.crt >gateway.pem
+  printf '%s\n' "$STORE_PW" >store.pass
+  sed -e "s/CHANGE-ME-warden-gateway-password/$SASL_PW/" -e "s/CHANGE-ME-operator-password/operator-$STORE_PW/" \
+    -e "s/CHANGE-ME-quorum-password/quorum-$STORE_PW/" "$ZK_CONF/sasl/jaas.conf" >jaas.conf
+  printf '{"warden_zk_tls_truststore_password": "%s", "warden_zk_sasl_password": "%s"}\n' "$STORE_PW" "$SASL_PW" \
+    >passwords.json
+  chmod 0600 ./*
+) >"$LOGS/secrets.log" 2>&1 || { show "$LOGS/secrets.log"; fail "making the certificates failed"; }
+INVENTORY=inventory/ci-secure DEPLOY_ROOT="$SECURE" playbook secure.log site.yml -e "@$SECRETS/passwords.json"
+[ "$(ready "$GW_SECURE")" = 200 ] || fail "$GW_SECURE/health/ready does not answer 200 after the deployment"
+grep -q "ssl.clientAuth=need" "$SECURE/zk1/etc/zookeeper/zoo.cfg" && grep -q "enforce.auth.enabled=true" "$SECURE/zk1/etc/zookeeper/zoo.cfg" \
+  || fail "zk1's zoo.cfg has not both mutual TLS and enforced SASL"
+for pw in "$STORE_PW" "$SASL_PW"; do
+  ! grep -q -- "$pw" "$LOGS/secure.log" || fail "a password appears in the playbook's output (no_log)"
+  ! grep -q -- "$pw" "$SECURE/gw1/etc/warden/warden.yaml" "$SECURE/gw1/opt/warden/bin/warden-gateway" \
+    || fail "a password appears in gw1's warden.yaml or launcher"
+done
+conf="$SECURE/gw1/etc/warden"
+python3 - "$conf/warden.yaml" "$conf" <<'PY' || { show "$conf/warden.yaml"; fail "gw1's warden.yaml (above) is not as expected"; }
+import sys, yaml
+doc, conf = yaml.safe_load(open(sys.argv[1])), sys.argv[2]
+expected = {
+    "zk": "127.0.0.1:22284",   # zk1's zookeeper_secure_client_port, not its client port 22184
+    "zk-tls-truststore": conf + "/zk-truststore.p12",
+    "zk-tls-truststore-password-file": conf + "/zk-truststore.password",
+    "zk-tls-keystore": conf + "/zk-keystore.pem",
+    "zk-tls-hostname-verification": True,
+    "zk-sasl-user": "warden",
+    "zk-sasl-password-file": conf + "/zk-sasl.password",
+    "zk-acl": "auto",
+}
+wrong = {k: doc.get(k) for k, v in expected.items() if doc.get(k) != v}
+wrong.update({k: doc[k] for k in ["zk-tls-keystore-password-file"] if k in doc})   # a PEM key store has none
+for k, v in wrong.items():
+    print(f"{k}: {v!r}, expected {expected.get(k)!r}")
+sys.exit(1 if wrong else 0)
+PY
+modes="$(cd "$conf" && stat -c '%n %a' zk-truststore.p12 zk-truststore.password zk-keystore.pem zk-sasl.password | paste -sd' ')"
+[ "$modes" = "zk-truststore.p12 444 zk-truststore.password 400 zk-keystore.pem 400 zk-sasl.password 400" ] \
+  || fail "gw1's ZooKeeper files have the modes: $modes"
+[ "$(head -n1 "$conf/zk-sasl.password")" = "$SASL_PW" ] || fail "zk-sasl.password does not hold the SASL password"
+grep -q 'TLS (trust store .*zk-truststore.p12, client certificate .*zk-keystore.pem), SASL DIGEST-MD5 as warden, ACL sasl:warden:cdrwa' \
+  "$SECURE/gw1/var/log/warden/warden.log" || fail "gw1's log does not say it talks TLS with a client certificate and SASL as warden"
+echo "gw1: warden.yaml, modes $modes; it talks TLS with a client certificate, SASL as warden, ACL sasl:warden:cdrwa"
+reply="$(post "$GW_SECURE" /v1/sessions '{"client_id":"deploy-test","ttl_ms":30000}')"
+session="$(json session_id <<<"$reply")"
+[ -n "$session" ] || fail "POST $GW_SECURE/v1/sessions answered: $reply"
+reply="$(post "$GW_SECURE" /v1/acquire '{"session_id":"'"$session"'","name":"ci/secure","wait_ms":5000}')"
+[ "$(json status <<<"$reply")" = GRANTED ] || fail "POST $GW_SECURE/v1/acquire answered: $reply"
+echo "through the TLS+SASL ensemble: session $session holds ci/secure with token $(json token <<<"$reply")"
+INVENTORY=inventory/ci-secure DEPLOY_ROOT="$SECURE" playbook secure-teardown.log teardown.yml
+left="$(pgrep -a -f -- "$SANDBOX/" || true)"
+[ -z "$left" ] || fail "processes of the sandbox still run after teardown.yml: $left"
 done_step
