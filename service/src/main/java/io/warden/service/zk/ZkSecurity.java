@@ -135,11 +135,13 @@ public final class ZkSecurity implements AutoCloseable {
             c.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, "org.apache.zookeeper.ClientCnxnSocketNetty");
             try (ClientX509Util x509 = new ClientX509Util()) {
                 c.setProperty(x509.getSslTruststoreLocationProperty(), config.zkTlsTruststore().toString());
+                c.setProperty(x509.getSslTruststoreTypeProperty(), storeType(config.zkTlsTruststore()));
                 if (config.zkTlsTruststorePasswordFile() != null) {
                     c.setProperty(x509.getSslTruststorePasswdPathProperty(), config.zkTlsTruststorePasswordFile().toString());
                 }
                 if (config.zkTlsKeystore() != null) {
                     c.setProperty(x509.getSslKeystoreLocationProperty(), config.zkTlsKeystore().toString());
+                    c.setProperty(x509.getSslKeystoreTypeProperty(), storeType(config.zkTlsKeystore()));
                     if (config.zkTlsKeystorePasswordFile() != null) {
                         c.setProperty(x509.getSslKeystorePasswdPathProperty(), config.zkTlsKeystorePasswordFile().toString());
                     }
@@ -176,6 +178,16 @@ public final class ZkSecurity implements AutoCloseable {
             }
             throw new IllegalArgumentException("zk-tls: " + why, e);
         }
+    }
+
+    /**
+     * The store type of a file by its extension, in any case: said outright, because ZooKeeper's own guess knows only
+     * the lower-case {@code .jks}, {@code .pem}, {@code .p12} and {@code .bcfks} (a {@code .pfx} or {@code .P12} failed
+     * to load with "unable to auto-detect store file type").
+     */
+    static String storeType(Path file) {
+        String name = file.getFileName().toString().toLowerCase(Locale.ROOT);
+        return name.endsWith(".pem") ? "PEM" : name.endsWith(".jks") ? "JKS" : "PKCS12";
     }
 
     /** Makes an unconnected socket. */

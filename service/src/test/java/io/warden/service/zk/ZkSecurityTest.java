@@ -54,7 +54,7 @@ class ZkSecurityTest {
         Path password = dir.resolve("password");
         Files.writeString(password, "gateway-password\n");
         WardenConfig config = WardenConfig.builder().zkConnect("zk1:2281")
-                .zkTlsTruststore(dir.resolve("ca.pem")).zkTlsKeystore(dir.resolve("gw.p12"))
+                .zkTlsTruststore(dir.resolve("ca.pem")).zkTlsKeystore(dir.resolve("gw.PFX"))
                 .zkTlsKeystorePasswordFile(dir.resolve("gw.pass")).zkTlsHostnameVerification(false)
                 .zkSaslUser("warden").zkSaslPasswordFile(password).build();
         try (ZkSecurity security = ZkSecurity.of(config)) {
@@ -62,7 +62,10 @@ class ZkSecurityTest {
             assertThat(c.getProperty(ZKClientConfig.SECURE_CLIENT)).isEqualTo("true");
             assertThat(c.getProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET)).endsWith("ClientCnxnSocketNetty");
             assertThat(c.getProperty("zookeeper.ssl.trustStore.location")).isEqualTo(dir.resolve("ca.pem").toString());
-            assertThat(c.getProperty("zookeeper.ssl.keyStore.location")).isEqualTo(dir.resolve("gw.p12").toString());
+            assertThat(c.getProperty("zookeeper.ssl.keyStore.location")).isEqualTo(dir.resolve("gw.PFX").toString());
+            // Said outright: ZooKeeper's own guess knows neither .pfx nor upper case.
+            assertThat(c.getProperty("zookeeper.ssl.keyStore.type")).isEqualTo("PKCS12");
+            assertThat(c.getProperty("zookeeper.ssl.trustStore.type")).isEqualTo("PEM");
             assertThat(c.getProperty("zookeeper.ssl.keyStore.passwordPath")).isEqualTo(dir.resolve("gw.pass").toString());
             assertThat(c.getProperty("zookeeper.ssl.hostnameVerification")).isEqualTo("false");
             assertThat(c.getProperty("zookeeper.fips-mode")).isEqualTo("false");
