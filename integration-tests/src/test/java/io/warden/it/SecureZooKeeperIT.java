@@ -46,8 +46,8 @@ import org.junit.jupiter.api.Test;
  * servers' TLS ports (TLS-only as far as they can see).
  *
  * <p>What it shows: a gateway serves locks over TLS and SASL; the console's health panel reaches the TLS-only
- * servers; another ZooKeeper identity, logged in and with a certificate of the cell's CA, can neither read nor change
- * the cell's nodes ({@code zk-acl auto}); and a cell made open ({@code --zk-acl open}, where that same identity can
+ * servers; a client without a login is refused by the ensemble, and another ZooKeeper identity, logged in and with a
+ * certificate of the cell's CA, can neither read nor change the cell's nodes ({@code zk-acl auto}); and a cell made open ({@code --zk-acl open}, where that same identity can
  * change everything: the weakness this guards against, seen) is closed at the next start with ACLs.
  */
 // "try": ZooKeeper.close() may throw InterruptedException; the tests declare it anyway.
@@ -172,6 +172,8 @@ class SecureZooKeeperIT {
                 assertNoAuth(() -> other.delete("/secure-cell/locks/orders", -1), "delete a namespace");
                 assertNoAuth(() -> other.setACL("/secure-cell", ZooDefs.Ids.OPEN_ACL_UNSAFE, -1), "open the cell");
             }
+            // A client without a SASL login (a certificate of the cell's CA, nothing else) gets no session at all.
+            assertUnauthenticatedIsRefused("/secure-cell/locks/orders/o-3");
             // ... and the hold is as it was.
             assertThat(client.lock("orders/o-1").path("holders").get(0).path("token").asLong()).isEqualTo(held.token());
             assertThat(client.release(session.id(), "orders/o-1", held.token()).released()).isTrue();
@@ -264,6 +266,30 @@ class SecureZooKeeperIT {
         }
         assertThat(zk.whoAmI()).anySatisfy(id -> assertThat(id.getAuthScheme() + ":" + id.getUser()).isEqualTo("sasl:operator"));
         return zk;
+    }
+
+    /** A TLS client with the gateway's own certificate but no SASL login: the ensemble ends its session unused. */
+    private static void assertUnauthenticatedIsRefused(String path) throws Exception {
+        ZKClientConfig c = new ZKClientConfig();
+        c.setProperty(ZKClientConfig.SECURE_CLIENT, "true");
+        c.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, "org.apache.zookeeper.ClientCnxnSocketNetty");
+        c.setProperty("zookeeper.ssl.keyStore.location", ca.dir().resolve("warden-gateway-keystore.pem").toString());
+        c.setProperty("zookeeper.ssl.trustStore.location", ca.pem("cell-ca").toString());
+        c.setProperty(ZKClientConfig.ENABLE_CLIENT_SASL_KEY, "false");
+        CountDownLatch connected = new CountDownLatch(1);
+        try (ZooKeeper anonymous = new ZooKeeper(zkConnect(), 10_000, e -> {
+            if (e.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+            }
+        }, c)) {
+            // TLS lets it in (the certificate is the cell's): only the missing login is refused.
+            assertThat(connected.await(20, TimeUnit.SECONDS)).as("TLS connection without a login").isTrue();
+            Throwable refused = catchThrowable(() -> anonymous.create(path, new byte[0], ZooDefs.Ids.OPEN_ACL_UNSAFE,
+                    CreateMode.PERSISTENT));
+            assertThat(refused).as("a client without a login").isInstanceOfAny(
+                    KeeperException.SessionClosedRequireAuthException.class, KeeperException.ConnectionLossException.class,
+                    KeeperException.SessionExpiredException.class, KeeperException.NoAuthException.class);
+        }
     }
 
     private interface ZkCall {
