@@ -61,10 +61,7 @@ class ConsoleLoginLimitsTest {
     private void start() {
         ConsoleSettings settings = new ConsoleSettings(TOKEN, Duration.ofSeconds(2), Duration.ofHours(8));
         WardenConsole console = new WardenConsole(new FakeBackend(), settings, clock);
-        app = Javalin.create(cfg -> {
-            cfg.startup.showJavalinBanner = false;
-            console.mount(cfg);
-        }).start("127.0.0.1", 0);
+        app = Fixtures.serve(console);
     }
 
     @AfterEach

@@ -33,10 +33,7 @@ class ConsolePrincipalsTest {
     private void start(ConsolePrincipals principals) {
         ConsoleSettings settings = new ConsoleSettings(ADMIN_TOKEN, Duration.ofSeconds(2), Duration.ofHours(8), principals);
         WardenConsole console = new WardenConsole(new FakeBackend(), settings, Clock.systemUTC());
-        app = Javalin.create(cfg -> {
-            cfg.startup.showJavalinBanner = false;
-            console.mount(cfg);
-        }).start("127.0.0.1", 0);
+        app = Fixtures.serve(console);
     }
 
     @AfterEach

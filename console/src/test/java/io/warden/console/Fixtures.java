@@ -89,4 +89,12 @@ public final class Fixtures {
                 new Health.ZkServer("zk2:2181", "leader", 4294971002L, 9, null),
                 new Health.ZkServer("zk3:2181", null, null, null, "Connection refused")));
     }
+
+    /** Serves {@code console} alone on a free loopback port (stop it with {@code app.stop()}). */
+    public static io.javalin.Javalin serve(WardenConsole console) {
+        return io.javalin.Javalin.create(cfg -> {
+            cfg.startup.showJavalinBanner = false;
+            console.mount(cfg);
+        }).start("127.0.0.1", 0);
+    }
 }

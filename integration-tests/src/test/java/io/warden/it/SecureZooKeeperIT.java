@@ -246,12 +246,18 @@ class SecureZooKeeperIT {
         return "/secure-cell" + io.warden.service.zk.CellPaths.session(sessionId);
     }
 
-    private static ZooKeeper connect(String who) throws Exception {
+    /** A TLS client's configuration with {@code who}'s certificate of the cell's CA. */
+    private static ZKClientConfig tlsClient(String who) {
         ZKClientConfig c = new ZKClientConfig();
         c.setProperty(ZKClientConfig.SECURE_CLIENT, "true");
         c.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, "org.apache.zookeeper.ClientCnxnSocketNetty");
         c.setProperty("zookeeper.ssl.keyStore.location", ca.dir().resolve(who + "-keystore.pem").toString());
         c.setProperty("zookeeper.ssl.trustStore.location", ca.pem("cell-ca").toString());
+        return c;
+    }
+
+    private static ZooKeeper connect(String who) throws Exception {
+        ZKClientConfig c = tlsClient(who);
         c.setProperty(ZKClientConfig.LOGIN_CONTEXT_NAME_KEY, "Operator");
         c.setProperty("zookeeper.fips-mode", "false");
         CountDownLatch connected = new CountDownLatch(1);
@@ -270,11 +276,7 @@ class SecureZooKeeperIT {
 
     /** A TLS client with the gateway's own certificate but no SASL login: the ensemble ends its session unused. */
     private static void assertUnauthenticatedIsRefused(String path) throws Exception {
-        ZKClientConfig c = new ZKClientConfig();
-        c.setProperty(ZKClientConfig.SECURE_CLIENT, "true");
-        c.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, "org.apache.zookeeper.ClientCnxnSocketNetty");
-        c.setProperty("zookeeper.ssl.keyStore.location", ca.dir().resolve("warden-gateway-keystore.pem").toString());
-        c.setProperty("zookeeper.ssl.trustStore.location", ca.pem("cell-ca").toString());
+        ZKClientConfig c = tlsClient("warden-gateway");
         c.setProperty(ZKClientConfig.ENABLE_CLIENT_SASL_KEY, "false");
         CountDownLatch connected = new CountDownLatch(1);
         try (ZooKeeper anonymous = new ZooKeeper(zkConnect(), 10_000, e -> {

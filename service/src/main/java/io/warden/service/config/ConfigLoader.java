@@ -376,11 +376,14 @@ public final class ConfigLoader {
         requires(c, sources, Setting.ZK_SASL_USER, Setting.ZK_SASL_PASSWORD_FILE);
         requires(c, sources, Setting.ZK_SASL_PASSWORD_FILE, Setting.ZK_SASL_USER);
         try {
-            io.warden.service.zk.ZkSecurity.check(c);
+            io.warden.service.zk.ZkSecurity.checkPassword(c);
         } catch (IllegalArgumentException e) {
-            Setting at = e.getMessage() != null && e.getMessage().startsWith("zk-sasl") ? Setting.ZK_SASL_PASSWORD_FILE
-                    : e.getMessage() != null && e.getMessage().startsWith("zk-tls") ? Setting.ZK_TLS_TRUSTSTORE : Setting.ZK_ACL;
-            throw new ConfigException(at.key(), e.getMessage());
+            throw new ConfigException(Setting.ZK_SASL_PASSWORD_FILE.key(), e.getMessage());
+        }
+        try {
+            io.warden.service.zk.ZkSecurity.checkStores(c);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(Setting.ZK_TLS_TRUSTSTORE.key(), e.getMessage());
         }
     }
 

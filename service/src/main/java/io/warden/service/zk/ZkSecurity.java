@@ -84,16 +84,24 @@ public final class ZkSecurity implements AutoCloseable {
     }
 
     /**
-     * Checks what {@link #of} would use, without installing anything: the ACL, the SASL password file, and that the key
-     * and trust stores load with their passwords.
+     * Checks that the SASL password file {@link #of} would read has a password (the ACL is checked when the setting is
+     * parsed, {@link #parseAcl}).
      *
      * @throws IllegalArgumentException saying what is wrong
      */
-    public static void check(WardenConfig config) {
-        ZkSecurity probe = new ZkSecurity(config, parseAcl(config.zkAcl(), config.zkSaslUser()), null);
+    public static void checkPassword(WardenConfig config) {
         if (config.zkSaslUser() != null) {
             readSecret(config.zkSaslPasswordFile(), "zk-sasl-password-file");
         }
+    }
+
+    /**
+     * Checks that the key and trust stores load with their passwords, without installing anything.
+     *
+     * @throws IllegalArgumentException saying what is wrong
+     */
+    public static void checkStores(WardenConfig config) {
+        ZkSecurity probe = new ZkSecurity(config, ZooDefs.Ids.OPEN_ACL_UNSAFE, null);
         if (probe.tls()) {
             probe.probeSockets();
         }
