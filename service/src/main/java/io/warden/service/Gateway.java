@@ -290,8 +290,15 @@ public final class Gateway implements AutoCloseable {
                 paths.add(parent + "/" + shard);
             }
         }
-        for (String namespace : client.getChildren().forPath(CellPaths.LOCKS)) {
-            paths.add(CellPaths.LOCKS + "/" + namespace);
+        try {
+            for (String namespace : client.getChildren().forPath(CellPaths.LOCKS)) {
+                paths.add(CellPaths.LOCKS + "/" + namespace);
+            }
+        } catch (KeeperException e) {
+            // Namespaces are not bounded in number: a listing too large for one reply must not stop the start. They
+            // are then left like the nodes below them, for the operator's setAcl -R.
+            log.warn("could not list the namespaces of {} to give them the ACL ({}); run the setAcl -R of "
+                    + "docs/operations.md, \"Securing a cell\"", config.chroot(), e.code());
         }
         paths.add("/");
         for (String path : paths) {
