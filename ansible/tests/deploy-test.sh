@@ -178,7 +178,7 @@ print(stats.get("server_state", "-"), stats.get("last_processed_zxid", 0))' 2>/d
 # ---- 0. preconditions ----------------------------------------------------------------------------------------------
 step "preconditions"
 for tool in ansible-playbook ansible-lint curl python3 java keytool openssl pgrep; do
-  command -v "$tool" >/dev/null 2>&1 || fail "$tool is not installed (bash .ci/run installs ansible-core and ansible-lint)"
+  command -v "$tool" >/dev/null 2>&1 || fail "$tool is not installed: apt-get install -y ansible-core ansible-lint (./test.sh does)"
 done
 for artifact in "$WARDEN_JAR" "$WARDEN_CLI_JAR" "$ZK_DIST" "$ZK_CONF/zoo-common.cfg"; do
   [ -e "$artifact" ] || fail "$artifact is missing: build first (mvn -B -DskipTests package)"
