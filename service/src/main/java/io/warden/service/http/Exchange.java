@@ -39,9 +39,9 @@ final class Exchange {
     }
 
     /**
-     * The request body, at most {@code maxBodyBytes}; a larger one is a 413 before it is read in full. The bytes are
-     * already in memory ({@link BodyReadHandler} gathered them without a thread, within body-read-timeout-ms), so
-     * this blocking read never waits on the network.
+     * The request body, at most {@code maxBodyBytes}. The bytes are already in memory ({@link BodyReadHandler} gathered
+     * them without a thread, within body-read-timeout-ms), so this blocking read never waits on the network; a body
+     * over the limit was answered 413 there before the request was routed, so the 413s here are only a backstop.
      */
     byte[] body(Context ctx) {
         long declared = ctx.req().getContentLengthLong();

@@ -81,6 +81,7 @@ public final class HttpApi {
     private final Problems problems = new Problems(json);
     private final io.micrometer.core.instrument.Counter refusedConnections;
     private final io.micrometer.core.instrument.Counter bodyTimeouts;
+    private final io.micrometer.core.instrument.Counter bodiesTooLarge;
     private volatile boolean draining;
     private volatile Javalin app;
 
@@ -127,6 +128,9 @@ public final class HttpApi {
                 .register(registry);
         this.bodyTimeouts = io.micrometer.core.instrument.Counter.builder("warden.http.body.timeouts")
                 .description("requests answered 408 because their body did not arrive within body-read-timeout-ms")
+                .register(registry);
+        this.bodiesTooLarge = io.micrometer.core.instrument.Counter.builder("warden.http.body.too.large")
+                .description("requests answered 413 because their body was larger than max-body-bytes")
                 .register(registry);
     }
 
@@ -275,7 +279,7 @@ public final class HttpApi {
             // finish on stop; BodyReadHandler reads each body without a thread, within body-read-timeout-ms.
             GracefulHandler graceful = new GracefulHandler();
             graceful.setHandler(new BodyReadHandler(config.maxBodyBytes(), config.bodyReadTimeout().toMillis(), problems,
-                    json, bodyTimeouts));
+                    json, bodyTimeouts, bodiesTooLarge));
             server.setHandler(graceful);
         });
         // No HTTP sessions: the gateway uses none (the console signs a cookie of its own), but Javalin asks every

@@ -468,7 +468,7 @@ class HttpApiTest {
         assertThat(text).contains("jetty_threads_busy", "jetty_threads_config_max", "jetty_threads_jobs",
                 "jetty_connections_current", "jetty_connections_max");
         assertThat(text).contains("warden_http_connections_refused_total", "warden_http_body_timeouts_total",
-                "warden_ws_closed_backlog_total", "warden_ws_backlog_max_frames");
+                "warden_http_body_too_large_total", "warden_ws_closed_backlog_total", "warden_ws_backlog_max_frames");
     }
 
     @Test

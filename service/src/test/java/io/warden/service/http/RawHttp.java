@@ -135,6 +135,17 @@ final class RawHttp {
         }
     }
 
+    /** Reads one reply to a request (not a HEAD) already written on {@code socket}; status -1 as for {@link #send}. */
+    static Reply receive(Socket socket, long start) {
+        try {
+            return read(socket.getInputStream(), new Req("receive", "POST", "/", null), start);
+        } catch (SocketTimeoutException e) {
+            return new Reply(-1, Map.of(), new byte[0], "TIMEOUT", (System.nanoTime() - start) / 1_000_000);
+        } catch (IOException e) {
+            return new Reply(-1, Map.of(), new byte[0], "IO " + e, (System.nanoTime() - start) / 1_000_000);
+        }
+    }
+
     private static Reply read(InputStream in, Req req, long start) throws IOException {
         Reply reply;
         do {
