@@ -355,11 +355,7 @@ public final class MutexWorkload {
             Await.sleepQuietly(Duration.ofMillis(stall ? 3 * ttlMs
                     : rnd.nextInt(10) == 0 ? 500 + rnd.nextInt((int) (3 * ttlMs)) : rnd.nextInt(200)));
             if (read >= 0) {
-                synchronized (counter) { // the write and its acknowledgement as one step: the checker reads both
-                    if (counter.write(token, read + 1)) {
-                        counter.acknowledge();
-                    }
-                }
+                counter.writeAndAcknowledge(token, read + 1);
             }
             if (balanced) {
                 client.prefer(rnd.nextInt(1 << 16));
@@ -518,11 +514,7 @@ public final class MutexWorkload {
             long read = counter.read(token);
             Await.sleepQuietly(Duration.ofMillis(rnd.nextInt(200)));
             if (read >= 0) {
-                synchronized (counter) {
-                    if (counter.write(token, read + 1)) {
-                        counter.acknowledge();
-                    }
-                }
+                counter.writeAndAcknowledge(token, read + 1);
             }
             long releaseCall = System.nanoTime();
             try {

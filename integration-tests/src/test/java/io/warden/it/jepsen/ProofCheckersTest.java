@@ -105,19 +105,16 @@ class ProofCheckersTest {
         FencedRegister honest = new FencedRegister();
         long v = honest.read(5);
         assertThat(honest.read(6)).isEqualTo(v); // the successor reads: the fence is 6 now
-        assertThat(honest.write(5, v + 1)).as("the superseded holder's write").isFalse();
-        assertThat(honest.write(6, v + 1)).isTrue();
-        honest.acknowledge();
+        assertThat(honest.writeAndAcknowledge(5, v + 1)).as("the superseded holder's write").isFalse();
+        assertThat(honest.writeAndAcknowledge(6, v + 1)).isTrue();
         assertThat(honest.summary().ok()).isTrue();
         assertThat(honest.summary().refusedWrites()).isEqualTo(1);
 
         FencedRegister shared = new FencedRegister();
         long a = shared.read(7);
         long b = shared.read(7);
-        assertThat(shared.write(7, a + 1)).isTrue();
-        shared.acknowledge();
-        assertThat(shared.write(7, b + 1)).isTrue();
-        shared.acknowledge();
+        assertThat(shared.writeAndAcknowledge(7, a + 1)).isTrue();
+        assertThat(shared.writeAndAcknowledge(7, b + 1)).isTrue();
         assertThat(shared.summary().ok()).as("two increments, one counted").isFalse();
     }
 }
