@@ -67,8 +67,9 @@ final class ForcedInterleavings {
         /**
          * The SDK watcher has seen a grant; its stream is cut (the gateways' replies to it dropped); a lock is granted
          * and released, and a plain watch on each gateway sees both; then the watcher's connections are closed and
-         * it resumes from the last revision it got; a last grant is seen by it. A correct gateway replays what the cut
-         * held back; one with {@code RESUME_FROM_NOW} sends only the last grant (watch checker: a grant with no event).
+         * it resumes from the last revision it got; a grant after that is seen by it. A correct gateway replays what
+         * the cut held back; one with {@code RESUME_FROM_NOW} sends only what comes after the resumed stream opened
+         * (watch checker: a grant with no event).
          */
         WATCH_CUT_WHILE_GRANTED,
         /**
@@ -108,6 +109,8 @@ final class ForcedInterleavings {
     static final long UNWOKEN_WAIT_MS = ProofRun.LIVENESS_BOUND_MS + 2000;
     /** How long a step may take to be observed before the scenario counts as not driven. */
     private static final Duration STEP = Duration.ofSeconds(20);
+    /** How long a grant after the watcher's reconnection is looked for in its events before the next one is made. */
+    private static final Duration RESUME_LOOK = Duration.ofSeconds(1);
     private static final ObjectMapper JSON = new ObjectMapper();
 
     private final MutexWorkload w;
@@ -267,13 +270,24 @@ final class ForcedInterleavings {
                 p.awaitEvent("RELEASED", during.token(), STEP);
             }
             watcher.reconnect();
-            Op after = grantAndRelease("forced-watch", s, lock);
-            if (!watcher.awaitEvent("GRANTED", lock, after.token(), STEP)) {
-                throw new NotDriven("the watcher did not resume: no event for the grant of token " + after.token());
+            // The SDK opens its new stream after a backoff of its own, and nothing outside it tells when: grant again
+            // until the watcher sees a grant made after the cut; then its stream is open again. (A grant made before
+            // that is history to the resumed stream, like the one made during the cut.)
+            Op after = null;
+            int grants = 0;
+            long deadline = System.nanoTime() + STEP.toNanos();
+            while (after == null) {
+                Op op = grantAndRelease("forced-watch", s, lock);
+                grants++;
+                if (watcher.awaitEvent("GRANTED", lock, op.token(), RESUME_LOOK)) {
+                    after = op;
+                } else if (System.nanoTime() - deadline > 0) {
+                    throw new NotDriven("the watcher did not resume: no event for any of " + grants + " grants after the cut");
+                }
             }
             return "the watcher saw token " + before.token() + "; its stream was cut while token " + during.token()
                     + " was granted and released (seen by a probe on each gateway), then resumed and saw token "
-                    + after.token() + "; token " + during.token() + " seen by it: "
+                    + after.token() + " (grant " + grants + " after the cut); token " + during.token() + " seen by it: "
                     + watcher.hasEvent("GRANTED", lock, during.token());
         } finally {
             probes.forEach(WatchProbe::close);
