@@ -42,9 +42,16 @@ final class FencedRegister {
         return true;
     }
 
-    /** Counts an increment whose read and write were both accepted (called by the writer right after the write). */
-    synchronized void acknowledge() {
+    /**
+     * The end of an increment: writes {@code newValue} and, if the write was accepted, acknowledges it, as one step (the
+     * checker reads both). True when accepted.
+     */
+    synchronized boolean writeAndAcknowledge(long token, long newValue) {
+        if (!write(token, newValue)) {
+            return false;
+        }
         acknowledged++;
+        return true;
     }
 
     synchronized Summary summary() {

@@ -2,6 +2,7 @@ package io.warden.it.jepsen;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.warden.it.jepsen.ForcedInterleavings.Scenario;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -13,23 +14,31 @@ import org.junit.jupiter.api.Timeout;
  * the report: {@code -Djepsen.seed=N} runs it again), every nemesis, against the gateways as built; then each checker
  * shown failing against gateways with a deliberate bug ({@code -Dwarden.test.fault}). Reports in
  * {@code integration-tests/target/it-logs/jepsen-*}/report.md.
+ *
+ * <p>Each deliberate bug is shown by construction, not by luck: before its random part the workload drives the
+ * interleaving that bug needs ({@link ForcedInterleavings}), and the test asserts the violation on that interleaving's
+ * own lock or client. The runs against correct gateways drive every one of those interleavings too, and must stay clean.
  */
 @Timeout(value = 6, unit = TimeUnit.MINUTES)
 class JepsenIT {
     private static final long TTL_MS = 3000;
 
-    private static ProofRun.Plan plan(String run, long seed, int seconds, List<Nemesis.Kind> nemeses, String fault) {
-        return new ProofRun.Plan(run, seed, Duration.ofSeconds(seconds), nemeses, fault, TTL_MS, 6, 3);
+    private static ProofRun.Plan plan(String run, long seed, int seconds, List<Nemesis.Kind> nemeses, String fault,
+                                      List<Scenario> forced) {
+        return new ProofRun.Plan(run, seed, Duration.ofSeconds(seconds), nemeses, fault, TTL_MS, 6, 3, forced);
     }
 
     private static void assertClean(ProofRun.Outcome o) {
+        assertThat(o.forced()).as("forced interleavings; report %s", o.report())
+                .hasSize(Scenario.values().length).allMatch(ForcedInterleavings.Result::driven);
         assertThat(o.violations()).as("mutex violations; report %s", o.report()).isEmpty();
         assertThat(o.mutex()).as("locks checked").isNotEmpty();
         assertThat(o.earlyExpiries()).as("early expiries; report %s", o.report()).isEmpty();
         assertThat(o.lostUpdates()).as("fenced counters off; report %s", o.report()).isEmpty();
         assertThat(o.counters()).as("fenced counters").isNotEmpty();
         assertThat(o.slowToAcquire()).as("liveness; report %s", o.report()).isEmpty();
-        assertThat(ProofRun.livenessClients(o.history())).as("clients in the liveness round").isEqualTo(6);
+        assertThat(ProofRun.livenessClients(o.history())).as("clients in the liveness round, and the forced waiter")
+                .isEqualTo(6 + 1);
         assertThat(o.watch().problems()).as("watch; report %s", o.report()).isEmpty();
         assertThat(o.fifo().problems()).as("FIFO; report %s", o.report()).isEmpty();
         assertThat(o.fifo().grants()).as("grants of the readers-and-writers lock").isGreaterThan(10);
@@ -38,65 +47,95 @@ class JepsenIT {
                 .as("grants in the run").isGreaterThan(20);
     }
 
+    /** The forced interleaving ran every step (its result says what happened), so the violation asserted is its own. */
+    private static void assertDriven(ProofRun.Outcome o, Scenario scenario) {
+        assertThat(o.forced(scenario).driven()).as("%s driven: %s; report %s", scenario, o.forced(scenario).detail(),
+                o.report()).isTrue();
+    }
+
     @Test
     void fixedSeed_everyNemesis_noViolation() throws Exception {
-        assertClean(ProofRun.run(plan("jepsen-fixed", 42, 50, ProofRun.every(), null)));
+        assertClean(ProofRun.run(plan("jepsen-fixed", 42, 50, ProofRun.every(), null, Scenario.every())));
     }
 
     @Test
     void randomSeed_everyNemesis_noViolation() throws Exception {
         long seed = Long.getLong("jepsen.seed", System.nanoTime() & 0xffffffffL);
         System.out.println("JepsenIT random seed: " + seed + " (again: -Djepsen.seed=" + seed + ")");
-        assertClean(ProofRun.run(plan("jepsen-random", seed, 50, ProofRun.every(), null)));
+        assertClean(ProofRun.run(plan("jepsen-random", seed, 50, ProofRun.every(), null, Scenario.every())));
     }
 
-    /** The mutex and FIFO checkers, shown failing: gateways that grant without the exclusivity check. */
+    /**
+     * The mutex and FIFO checkers, shown failing: gateways that grant without the exclusivity check. A client holds
+     * {@link ForcedInterleavings#MUTEX_LOCK} until a second client's acquire of it is answered (granted at once, so
+     * both hold it), and the same on the readers-and-writers lock with a reader queued behind a writer.
+     */
     @Test
     void grantWithoutCheck_isCaughtByTheMutexAndFifoCheckers() throws Exception {
-        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-grant", 7, 15, List.of(), "GRANT_WITHOUT_CHECK"));
-        assertThat(o.violations()).as("report %s", o.report()).isNotEmpty();
-        assertThat(o.fifo().problems()).as("report %s", o.report()).isNotEmpty();
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-grant", 7, 10, List.of(), "GRANT_WITHOUT_CHECK",
+                List.of(Scenario.HELD_WHILE_ANOTHER_ASKS)));
+        assertDriven(o, Scenario.HELD_WHILE_ANOTHER_ASKS);
+        assertThat(o.violations()).as("report %s", o.report())
+                .anyMatch(r -> r.key().equals(ForcedInterleavings.MUTEX_LOCK));
+        assertThat(o.fifo().problems()).as("report %s", o.report())
+                .anyMatch(p -> p.contains("(" + ForcedInterleavings.FIFO_SECOND + ")"));
     }
 
     /**
      * The fenced counter's checker, shown failing: gateways whose tokens are the lock node's (one token for holder
-     * after holder), so that a holder that stalls past its TTL (the workload does so now and then) comes back and
-     * writes with the token its successor also holds.
+     * after holder). A holder of {@link ForcedInterleavings#FENCE_LOCK} stalls until its session expired and its
+     * successor (queued all along) was granted and wrote; then it writes with the token its successor also holds, and
+     * the register cannot refuse it: one increment is lost.
      */
     @Test
     void tokenOfLock_isCaughtByTheFencedCounterChecker() throws Exception {
-        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-token", 7, 25, List.of(), "TOKEN_OF_LOCK"));
-        assertThat(o.lostUpdates()).as("report %s", o.report()).isNotEmpty();
-    }
-
-    /** The liveness checker, shown failing: gateways that do not wake a queued call when the node it waits for goes. */
-    @Test
-    void waitersNeverWoken_isCaughtByTheLivenessChecker() throws Exception {
-        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-liveness", 7, 5, List.of(), "WAITERS_NEVER_WOKEN"));
-        assertThat(o.slowToAcquire()).as("report %s", o.report()).isNotEmpty();
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-token", 7, 10, List.of(), "TOKEN_OF_LOCK",
+                List.of(Scenario.STALE_HOLDER_WRITES_LAST)));
+        assertDriven(o, Scenario.STALE_HOLDER_WRITES_LAST);
+        assertThat(o.lostUpdates()).as("report %s", o.report()).containsKey(ForcedInterleavings.FENCE_LOCK);
+        FencedRegister.Summary fence = o.lostUpdates().get(ForcedInterleavings.FENCE_LOCK);
+        assertThat(fence.acknowledged()).as("two increments acknowledged, one counted").isEqualTo(fence.value() + 1);
     }
 
     /**
-     * The watch checker, shown failing: gateways that answer a resumed watch from now on instead of from its revision,
-     * while the client links drop replies now and then (the watcher's stream stalls, is closed, and resumes).
+     * The liveness checker, shown failing: gateways that do not wake a queued call when the node it waits for goes. A
+     * waiter seen queued behind a holder that then releases is granted only when its wait (past the bound) runs out.
+     */
+    @Test
+    void waitersNeverWoken_isCaughtByTheLivenessChecker() throws Exception {
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-liveness", 7, 5, List.of(), "WAITERS_NEVER_WOKEN",
+                List.of(Scenario.WAITER_BEHIND_A_RELEASE)));
+        assertDriven(o, Scenario.WAITER_BEHIND_A_RELEASE);
+        assertThat(o.slowToAcquire()).as("report %s", o.report())
+                .anyMatch(line -> line.startsWith(ForcedInterleavings.LIVENESS_WAITER + " on " + ForcedInterleavings.LIVENESS_LOCK));
+    }
+
+    /**
+     * The watch checker, shown failing: gateways that answer a resumed watch from now on instead of from its revision.
+     * The watcher's stream is cut while a lock is granted and released (every gateway has sent both), then resumed:
+     * that grant never comes. Lost replies on the client links follow in the random part, as before.
      */
     @Test
     void resumeFromNow_isCaughtByTheWatchChecker() throws Exception {
-        // Lost replies on a gateway's client link stall the watcher's stream there for 1-4 s, and the heal closes it:
-        // the resume must bring what the stall held back (a restart or a kill breaks the stream for a moment only).
-        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-watch", 7, 40, List.of(Nemesis.Kind.LOST_REPLIES),
-                "RESUME_FROM_NOW"));
-        assertThat(o.watch().problems()).as("report %s", o.report()).isNotEmpty();
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-watch", 7, 15, List.of(Nemesis.Kind.LOST_REPLIES),
+                "RESUME_FROM_NOW", List.of(Scenario.WATCH_CUT_WHILE_GRANTED)));
+        assertDriven(o, Scenario.WATCH_CUT_WHILE_GRANTED);
+        assertThat(o.watch().problems()).as("report %s", o.report())
+                .anyMatch(p -> p.startsWith("no GRANTED event") && p.contains("(" + ForcedInterleavings.WATCH_DURING_CUT + ")"));
     }
 
     /**
-     * The expiry checker, shown failing: gateways that expire a session at half its TTL, while the workload's JVM is
-     * paused for three quarters of it (a correct gateway keeps those sessions).
+     * The expiry checker, shown failing: gateways that expire a session at half its TTL. A client holding a lock sends
+     * no keepalive for three quarters of its TTL (a correct gateway keeps its session) and is seen gone early; the
+     * workload's JVM is paused for three quarters of the TTL now and then in the random part, as before.
      */
     @Test
     void expireAtHalfTtl_isCaughtByTheExpiryChecker() throws Exception {
-        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-expiry", 7, 20, List.of(Nemesis.Kind.SHORT_CLIENT_PAUSE),
-                "EXPIRE_AT_HALF_TTL"));
-        assertThat(o.earlyExpiries()).as("report %s", o.report()).isNotEmpty();
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-expiry", 7, 10, List.of(Nemesis.Kind.SHORT_CLIENT_PAUSE),
+                "EXPIRE_AT_HALF_TTL", List.of(Scenario.KEEPALIVES_PAUSED_THREE_QUARTERS_TTL)));
+        assertDriven(o, Scenario.KEEPALIVES_PAUSED_THREE_QUARTERS_TTL);
+        String paused = o.history().stream().filter(op -> op.process().equals(ForcedInterleavings.PAUSED_CLIENT))
+                .map(Op::session).findFirst().orElseThrow();
+        assertThat(o.earlyExpiries()).as("report %s", o.report()).anyMatch(line -> line.contains(paused));
     }
 }

@@ -39,15 +39,18 @@ import java.util.concurrent.atomic.AtomicInteger;
  * could legally have expired is an early expiry: reported in the history's {@code early-expiries} file and counted
  * by the checker, as the contract's §2.3 is broken.
  *
+ * <p>Before all that, the {@link ForcedInterleavings} named by {@code --forced} (comma-separated, or {@code none}) run
+ * one after another, and their results are written to {@code DIR/forced-PREFIX.json}; then the random part begins.
+ *
  * <p>Usage: {@code MutexWorkload --gateways URL,URL --threads N --locks K --seconds S --ttl-ms T --seed X --out DIR
- * --name PREFIX}. Writes {@code DIR/history-PREFIX.jsonl}; exit 0 when the run ended as planned.
+ * --name PREFIX [--forced SCENARIO,...]}. Writes {@code DIR/history-PREFIX.jsonl}; exit 0 when the run ended as planned.
  *
  * <p>Concurrency: each worker thread owns its sessions' use; a {@link Tracked} session's times are written by its
  * worker and the keepalive scheduler and are atomic or guarded by the instance; ops go to a concurrent list.
  */
 public final class MutexWorkload {
     /** One client per worker thread, each preferring gateway {@code thread mod gateways}: two gateways race. */
-    private final List<WardenClient> clients;
+    final List<WardenClient> clients;
     /** The end of the run's client (its last look at sessions whose end was not seen). */
     private final WardenClient client;
     /** The gateways (their client links), for the SDK clients. */
@@ -55,7 +58,7 @@ public final class MutexWorkload {
     /** Threads that take locks through the Java SDK ({@link #sdkWorker}), besides the plain-HTTP ones. */
     private final int sdkThreads;
     private final int locks;
-    private final long ttlMs;
+    final long ttlMs;
     private final String name;
     private final Random seeds;
     private final ConcurrentLinkedQueue<Op> ops = new ConcurrentLinkedQueue<>();
@@ -68,7 +71,7 @@ public final class MutexWorkload {
     private final AtomicInteger lapsedWhileQueued = new AtomicInteger();
     private final Map<String, Tracked> sessions = new ConcurrentHashMap<>();
     /** The fenced counter of each lock (see {@link FencedRegister}), incremented under the lock. */
-    private final Map<String, FencedRegister> counters = new ConcurrentHashMap<>();
+    final Map<String, FencedRegister> counters = new ConcurrentHashMap<>();
     /**
      * Keepalives, each a blocking call with retries: enough threads that one stuck on an unreachable gateway does not
      * hold up the others' (with two, a ten-minute run saw sessions expire for keepalives never sent).
@@ -161,6 +164,12 @@ public final class MutexWorkload {
                 Long.parseLong(a.get("seed")));
         Path out = Path.of(a.get("out"));
         WatchRecorder watcher = WatchRecorder.start(gateways);
+        String forced = a.getOrDefault("forced", "none");
+        List<ForcedInterleavings.Scenario> scenarios = forced.equals("none") ? List.of()
+                : Arrays.stream(forced.split(",")).map(ForcedInterleavings.Scenario::valueOf).toList();
+        // The forced interleavings first, alone: the test starts its nemesis once their results are on disk.
+        ForcedInterleavings.write(out.resolve("forced-" + w.name + ".json"),
+                new ForcedInterleavings(w, watcher, gateways, http).run(scenarios));
         w.run(threads, Duration.ofSeconds(Long.parseLong(a.get("seconds"))));
         // the watch catches up with the last grant (its events trail the replies), then stops
         long lastToken = w.ops.stream().mapToLong(Op::token).max().orElse(0);
@@ -355,11 +364,7 @@ public final class MutexWorkload {
             Await.sleepQuietly(Duration.ofMillis(stall ? 3 * ttlMs
                     : rnd.nextInt(10) == 0 ? 500 + rnd.nextInt((int) (3 * ttlMs)) : rnd.nextInt(200)));
             if (read >= 0) {
-                synchronized (counter) { // the write and its acknowledgement as one step: the checker reads both
-                    if (counter.write(token, read + 1)) {
-                        counter.acknowledge();
-                    }
-                }
+                counter.writeAndAcknowledge(token, read + 1);
             }
             if (balanced) {
                 client.prefer(rnd.nextInt(1 << 16));
@@ -518,11 +523,7 @@ public final class MutexWorkload {
             long read = counter.read(token);
             Await.sleepQuietly(Duration.ofMillis(rnd.nextInt(200)));
             if (read >= 0) {
-                synchronized (counter) {
-                    if (counter.write(token, read + 1)) {
-                        counter.acknowledge();
-                    }
-                }
+                counter.writeAndAcknowledge(token, read + 1);
             }
             long releaseCall = System.nanoTime();
             try {
@@ -550,7 +551,7 @@ public final class MutexWorkload {
     }
 
     /** Releases by token; false when the outcome is unknown (the caller then gives up the session). */
-    private boolean release(String process, WardenClient client, Tracked session, String lock, long token) {
+    boolean release(String process, WardenClient client, Tracked session, String lock, long token) {
         long call = System.nanoTime();
         try {
             WardenClient.Released r = client.release(session.id, lock, token);
@@ -573,14 +574,21 @@ public final class MutexWorkload {
         }
     }
 
-    private Tracked open(String process, WardenClient client, boolean balanced) {
+    Tracked open(String process, WardenClient client, boolean balanced) {
+        return open(process, client, balanced, true);
+    }
+
+    /** {@code keptAlive} false: no keepalives are scheduled; the caller sends its own ({@link ForcedInterleavings}). */
+    Tracked open(String process, WardenClient client, boolean balanced, boolean keptAlive) {
         long call = System.nanoTime();
         try {
             WardenClient.Session s = client.openSession(process, ttlMs);
             Tracked t = new Tracked(s.id(), s.ttlMs(), call, client, balanced);
             sessions.put(t.id, t);
-            long every = Math.max(100, s.ttlMs() / 3);
-            keepalives.schedule(() -> keepalive(t, every), every, TimeUnit.MILLISECONDS);
+            if (keptAlive) {
+                long every = Math.max(100, s.ttlMs() / 3);
+                keepalives.schedule(() -> keepalive(t, every), every, TimeUnit.MILLISECONDS);
+            }
             return t;
         } catch (RuntimeException e) {
             return null; // no gateway, or refused: try again soon (an open that did happen expires unused)
@@ -608,7 +616,7 @@ public final class MutexWorkload {
     }
 
     /** Closes the session (whatever an unknown call left behind ends with it), or learns that it is gone. */
-    private void abandon(Tracked t) {
+    void abandon(Tracked t) {
         long call = System.nanoTime();
         t.closing(call);
         try {
@@ -677,8 +685,11 @@ public final class MutexWorkload {
         ops.add(new Op(nextId.getAndIncrement(), process, key, kind, session, token, outcome, call, ret));
     }
 
-    private void record(String process, String key, Op.Kind kind, String session, long token, Op.Outcome outcome,
-                        long call, long ret, String mode) {
-        ops.add(new Op(nextId.getAndIncrement(), process, key, kind, session, token, outcome, call, ret, mode));
+    /** Records an operation in the history; returns it. */
+    Op record(String process, String key, Op.Kind kind, String session, long token, Op.Outcome outcome,
+              long call, long ret, String mode) {
+        Op op = new Op(nextId.getAndIncrement(), process, key, kind, session, token, outcome, call, ret, mode);
+        ops.add(op);
+        return op;
     }
 }

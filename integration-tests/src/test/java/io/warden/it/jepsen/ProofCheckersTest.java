@@ -101,23 +101,51 @@ class ProofCheckersTest {
     }
 
     @Test
+    void fifo_aReaderGrantedWhileTheWriterQueuedAheadOfItStillHolds_isFound() {
+        // ForcedInterleavings.HELD_WHILE_ANOTHER_ASKS on jepsen/rw: the writer (10) holds until the reader's call (11)
+        // is answered; a grant of the reader before the writer's release was called is out of order
+        List<Op> h = List.of(rw(0, "EXCLUSIVE", 10, 0, S), rw(1, "SHARED", 11, 2 * S, 2 * S + 1),
+                released(1, 11, 3 * S, 3 * S), released(0, 10, 4 * S, 4 * S));
+        FifoChecker.Result r = FifoChecker.check(h, "rw");
+        assertThat(r.problems()).singleElement().asString().contains("token 11 (SHARED)").contains("token 10 (EXCLUSIVE)");
+    }
+
+    @Test
+    void fencedRegister_aStalledHolderWritingAfterItsSuccessorsIncrement_isRefused_unlessTheyShareAToken() {
+        // ForcedInterleavings.STALE_HOLDER_WRITES_LAST: the holder reads, its successor reads and increments, then
+        // the holder writes its increment with its old token
+        FencedRegister distinct = new FencedRegister();
+        long stale = distinct.read(5);
+        long successor = distinct.read(6);
+        assertThat(distinct.writeAndAcknowledge(6, successor + 1)).isTrue();
+        assertThat(distinct.writeAndAcknowledge(5, stale + 1)).as("the stalled holder's write").isFalse();
+        assertThat(distinct.summary()).isEqualTo(new FencedRegister.Summary(1, 1, 0, 1));
+
+        FencedRegister shared = new FencedRegister();
+        stale = shared.read(7);
+        successor = shared.read(7);
+        assertThat(shared.writeAndAcknowledge(7, successor + 1)).isTrue();
+        assertThat(shared.writeAndAcknowledge(7, stale + 1)).as("the stalled holder's write, by the same token").isTrue();
+        assertThat(shared.summary()).as("two increments acknowledged, the value one: a lost update")
+                .isEqualTo(new FencedRegister.Summary(1, 2, 0, 0));
+        assertThat(shared.summary().ok()).isFalse();
+    }
+
+    @Test
     void fencedRegister_refusesStaleTokens_andShowsALostUpdateWhenTwoHoldersShareOne() {
         FencedRegister honest = new FencedRegister();
         long v = honest.read(5);
         assertThat(honest.read(6)).isEqualTo(v); // the successor reads: the fence is 6 now
-        assertThat(honest.write(5, v + 1)).as("the superseded holder's write").isFalse();
-        assertThat(honest.write(6, v + 1)).isTrue();
-        honest.acknowledge();
+        assertThat(honest.writeAndAcknowledge(5, v + 1)).as("the superseded holder's write").isFalse();
+        assertThat(honest.writeAndAcknowledge(6, v + 1)).isTrue();
         assertThat(honest.summary().ok()).isTrue();
         assertThat(honest.summary().refusedWrites()).isEqualTo(1);
 
         FencedRegister shared = new FencedRegister();
         long a = shared.read(7);
         long b = shared.read(7);
-        assertThat(shared.write(7, a + 1)).isTrue();
-        shared.acknowledge();
-        assertThat(shared.write(7, b + 1)).isTrue();
-        shared.acknowledge();
+        assertThat(shared.writeAndAcknowledge(7, a + 1)).isTrue();
+        assertThat(shared.writeAndAcknowledge(7, b + 1)).isTrue();
         assertThat(shared.summary().ok()).as("two increments, one counted").isFalse();
     }
 }

@@ -1,5 +1,6 @@
 package io.warden.it.jepsen;
 
+import io.warden.it.support.Await;
 import io.warden.it.support.ChildProcess;
 import io.warden.it.support.JavaLauncher;
 import java.nio.file.Files;
@@ -15,7 +16,8 @@ import java.util.stream.Collectors;
 /**
  * One run of the proof suite: a {@link JepsenCell}, the {@link MutexWorkload} in its own JVM, the {@link Nemesis}
  * from a seed, then the checkers over the history, and a report ({@code report.md} beside the history and the logs in
- * {@code target/it-logs/<run>/}).
+ * {@code target/it-logs/<run>/}). The workload first drives the plan's {@link ForcedInterleavings}, without faults;
+ * the nemesis starts when they are done, with the workload's random part.
  *
  * <p>Checkers: <b>mutex</b>, each lock's history linearizable against the {@link FencedMutex} (two holders at once, a
  * token that does not grow, a wrong {@code released}, a hold that ended before its session could have expired, all
@@ -31,15 +33,24 @@ import java.util.stream.Collectors;
  * <p>Concurrency: driven by the test thread; the nemesis runs on its own thread.
  */
 final class ProofRun {
-    /** What a run is given. {@code fault}: a deliberate bug of the gateways ({@code TestFault}), or null. */
+    /**
+     * What a run is given. {@code fault}: a deliberate bug of the gateways ({@code TestFault}), or null; {@code forced}:
+     * the {@link ForcedInterleavings} the workload drives before its random part of {@code duration}.
+     */
     record Plan(String run, long seed, Duration duration, List<Nemesis.Kind> nemeses, String fault, long ttlMs,
-                int threads, int locks) {
+                int threads, int locks, List<ForcedInterleavings.Scenario> forced) {
     }
 
     /** What a run found. */
     record Outcome(Plan plan, List<Op> history, List<Linearizability.Result> mutex, List<String> earlyExpiries,
                    Map<String, FencedRegister.Summary> counters, WatchChecker.Result watch, FifoChecker.Result fifo,
-                   List<Nemesis.Fault> faults, Path report) {
+                   List<Nemesis.Fault> faults, List<ForcedInterleavings.Result> forced, Path report) {
+        /** What the forced interleaving {@code scenario} did; throws if the plan did not name it. */
+        ForcedInterleavings.Result forced(ForcedInterleavings.Scenario scenario) {
+            return forced.stream().filter(r -> r.scenario() == scenario).findFirst()
+                    .orElseThrow(() -> new IllegalArgumentException(scenario + " was not forced in " + plan.run()));
+        }
+
         List<Linearizability.Result> violations() {
             return mutex.stream().filter(r -> !r.ok()).toList();
         }
@@ -72,6 +83,8 @@ final class ProofRun {
     static final long LIVENESS_BOUND_MS = 10_000;
     /** Client threads on the Java SDK, besides the plan's plain-HTTP threads (and the SDK watcher). */
     static final int SDK_THREADS = 2;
+    /** At most how long the forced interleavings may take (each step of one waits at most 20 s). */
+    static final Duration FORCED_BUDGET = Duration.ofMinutes(3);
 
     private ProofRun() {
     }
@@ -130,13 +143,25 @@ final class ProofRun {
             List<String> args = List.of("--gateways", cell.endpoints().stream().map(Object::toString).collect(Collectors.joining(",")),
                     "--threads", Integer.toString(plan.threads()), "--sdk-threads", Integer.toString(SDK_THREADS), "--locks", Integer.toString(plan.locks()),
                     "--seconds", Long.toString(plan.duration().toSeconds()), "--ttl-ms", Long.toString(plan.ttlMs()),
-                    "--seed", Long.toString(plan.seed()), "--out", dir.toString(), "--name", "w1");
+                    "--seed", Long.toString(plan.seed()), "--out", dir.toString(), "--name", "w1",
+                    "--forced", plan.forced().isEmpty() ? "none"
+                            : plan.forced().stream().map(Enum::name).collect(Collectors.joining(",")));
             long start = System.nanoTime();
             ChildProcess workload = launcher.startMain("workload-w1", List.of("-Xmx256m",
                     "-Dlogback.configurationFile=" + launcher.logbackConfig("WARN")), MutexWorkload.class.getName(), args);
+            // No fault while the forced interleavings run: each waits for what it drives, and a fault would change that.
+            // The workload writes their results when they are done, and its random part begins.
+            Path forcedFile = dir.resolve("forced-w1.json");
+            Await.until("the workload's forced interleavings (" + forcedFile + ")", FORCED_BUDGET, Duration.ofMillis(100),
+                    () -> Files.exists(forcedFile) || !workload.isAlive());
+            if (!Files.exists(forcedFile)) {
+                throw new AssertionError("the workload ended before its forced interleavings were done; log "
+                        + workload.log() + ":\n" + workload.logTail(40));
+            }
+            long randomStart = System.nanoTime();
             // faults stop 5 s before the workload does: the cell heals and the last operations come through
             Nemesis nemesis = new Nemesis(cell, plan.seed(), plan.nemeses(), plan.ttlMs(), () -> List.of(workload),
-                    start + plan.duration().toNanos() - TimeUnit.SECONDS.toNanos(5));
+                    randomStart + plan.duration().toNanos() - TimeUnit.SECONDS.toNanos(5));
             Thread nemesisThread = new Thread(nemesis, "nemesis");
             nemesisThread.setDaemon(true);
             nemesisThread.start();
@@ -160,7 +185,7 @@ final class ProofRun {
             Path report = dir.resolve("report.md");
             WatchChecker.Result watch = WatchChecker.check(recording, history);
             Outcome outcome = new Outcome(plan, history, mutex, early, counters, watch, fifo, List.copyOf(nemesis.faults),
-                    report);
+                    ForcedInterleavings.read(forcedFile), report);
             Timeline.render(outcome, start, dir.resolve("timeline.png"));
             Files.writeString(report, report(outcome, start));
             return outcome;
@@ -212,6 +237,11 @@ final class ProofRun {
         Map<Op.Kind, Map<Op.Outcome, Long>> counts = new EnumMap<>(Op.Kind.class);
         for (Op op : o.history()) {
             counts.computeIfAbsent(op.kind(), k -> new EnumMap<>(Op.Outcome.class)).merge(op.outcome(), 1L, Long::sum);
+        }
+        if (!o.forced().isEmpty()) {
+            b.append("\n## Forced interleavings\n\nDriven before the random part, without faults (ForcedInterleavings).\n\n");
+            o.forced().forEach(r -> b.append("- ").append(r.scenario()).append(r.driven() ? ": " : ": **not driven**: ")
+                    .append(r.detail()).append("\n"));
         }
         b.append("\n## Operations\n\n").append(o.history().size()).append(" in all: ").append(counts).append("\n");
         b.append("\n## Faults\n\nRecovery: from the fault's end (healed, restarted or resumed) to the first grant answered "

@@ -28,7 +28,8 @@ class ProofSoakIT {
         System.out.println("ProofSoakIT: seed " + seed + ", " + seconds + " s, nemeses " + nemeses
                 + (fault == null ? "" : ", fault " + fault) + ", gateway jar " + System.getProperty("warden.service.jar"));
         ProofRun.Outcome o = ProofRun.run(new ProofRun.Plan("jepsen-soak", seed, Duration.ofSeconds(seconds), nemeses,
-                fault, 3000, Integer.getInteger("jepsen.threads", 6), Integer.getInteger("jepsen.locks", 3)));
+                fault, 3000, Integer.getInteger("jepsen.threads", 6), Integer.getInteger("jepsen.locks", 3),
+                ForcedInterleavings.Scenario.every()));
         System.out.println("ProofSoakIT: report " + o.report());
         assertThat(o.violations()).as("mutex violations; report %s", o.report()).isEmpty();
         assertThat(o.earlyExpiries()).as("early expiries; report %s", o.report()).isEmpty();

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warden.client.LockEvent;
 import io.warden.client.Watch;
 import io.warden.client.WatchOptions;
+import io.warden.it.support.LinkProxy;
+import io.warden.it.support.LoopbackPorts;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -19,8 +21,11 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * the first acquire to after the last. The SDK resumes the stream by revision on the next gateway whenever a fault
  * breaks it; every event is recorded with the moment it arrived, for {@link WatchChecker}.
  *
- * <p>Concurrency: the listener runs on the watch's own thread and appends to a concurrent queue; {@link #close()} and
- * {@link #write} are called by the workload's main thread.
+ * <p>Its calls go through a {@link LinkProxy} of its own in front of each client link, so that the workload can cut
+ * its stream on purpose ({@link #cut()}, {@link #reconnect()}) while the other clients go on.
+ *
+ * <p>Concurrency: the listener runs on the watch's own thread and appends to a concurrent queue; {@link #close()},
+ * {@link #write}, {@link #cut()} and {@link #reconnect()} are called by the workload's main thread.
  */
 final class WatchRecorder implements AutoCloseable {
     /** One event as received: {@code received} in {@code System.nanoTime()}. */
@@ -31,6 +36,8 @@ final class WatchRecorder implements AutoCloseable {
     record Recording(long opened, long closed, List<Seen> events) {
     }
 
+    /** The watcher's own links, one in front of each gateway's client link. */
+    private final List<LinkProxy> links;
     private final io.warden.client.WardenClient sdk;
     private final Watch watch;
     private final long opened;
@@ -39,8 +46,13 @@ final class WatchRecorder implements AutoCloseable {
     private long closedAt;
 
     private WatchRecorder(List<URI> gateways) {
+        List<LinkProxy> mine = new ArrayList<>();
+        for (int i = 0; i < gateways.size(); i++) {
+            mine.add(new LinkProxy("watcher-gw" + (i + 1), gateways.get(i).getPort()));
+        }
+        this.links = List.copyOf(mine);
         this.sdk = io.warden.client.WardenClient.builder()
-                .endpoints(gateways.stream().map(URI::toString).toArray(String[]::new))
+                .endpoints(links.stream().map(l -> "http://" + LoopbackPorts.HOST + ":" + l.port()).toArray(String[]::new))
                 .clientId("jepsen-watcher").sessionTtl(Duration.ofSeconds(10)).build();
         this.watch = sdk.watch(WatchOptions.prefix("jepsen"), this::onEvent);
         this.opened = System.nanoTime();
@@ -64,11 +76,47 @@ final class WatchRecorder implements AutoCloseable {
         return lastRevision >= revision;
     }
 
+    /** Whether an event of {@code type} on {@code name} with {@code token} has come, waiting at most {@code timeout}. */
+    boolean awaitEvent(String type, String name, long token, Duration timeout) {
+        long deadline = System.nanoTime() + timeout.toNanos();
+        while (!hasEvent(type, name, token)) {
+            if (System.nanoTime() - deadline > 0) {
+                return false;
+            }
+            io.warden.it.support.Await.sleepQuietly(Duration.ofMillis(20));
+        }
+        return true;
+    }
+
+    boolean hasEvent(String type, String name, long token) {
+        return seen.stream().anyMatch(e -> e.type().equals(type) && name.equals(e.name()) && e.token() != null
+                && e.token() == token);
+    }
+
+    /**
+     * Cuts the stream: the gateways' replies to the watcher (its events, and its session's keepalive answers) are
+     * dropped from now on, while its requests still arrive; the stream stays open, so the SDK does not know yet.
+     */
+    void cut() {
+        links.forEach(LinkProxy::dropReplies);
+    }
+
+    /**
+     * Ends a {@link #cut()}: closes the watcher's connections, then lets replies through again, so the SDK resumes
+     * the stream after the last revision it received. The close comes first, while replies are still dropped: an event
+     * the gateway sent during the cut can then never slip through between the two steps.
+     */
+    void reconnect() {
+        links.forEach(LinkProxy::reset);
+        links.forEach(LinkProxy::heal);
+    }
+
     @Override
     public void close() {
         closedAt = System.nanoTime();
         watch.close();
         sdk.close();
+        links.forEach(LinkProxy::close);
     }
 
     void write(Path file) {

@@ -1,0 +1,474 @@
+package io.warden.it.jepsen;
+
+import com.fasterxml.jackson.core.type.TypeReference;
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warden.it.jepsen.MutexWorkload.Tracked;
+import io.warden.it.support.Await;
+import io.warden.it.support.WardenClient;
+import io.warden.it.support.WardenClient.ProblemException;
+import io.warden.it.support.WardenClient.SessionNotFoundException;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The interleavings the workload drives on purpose before its random part: for each deliberate bug of the gateways
+ * ({@code TestFault}), the exact sequence of calls that bug needs to show in its checker, each step taken only once the
+ * one before it is observed (a grant answered, a request seen in the queue, an event seen by a watch), never after a
+ * guessed delay. A correct cell passes the same sequences, which is why the runs against correct gateways drive every
+ * one of them too.
+ *
+ * <p>Every call goes into the history like the random workload's (the process names start with {@code forced-}), on
+ * locks of their own ({@code jepsen/forced/...}), so each checker runs over them with everything else. What each one
+ * did is written for the report as a {@link Result} per scenario; one that could not be driven says why (a test that
+ * needs it then fails on that, not on a missing violation).
+ *
+ * <p>Concurrency: driven by the workload's main thread before its workers start; a second client's held acquire runs
+ * on a thread of its own while the main thread watches the queue.
+ */
+final class ForcedInterleavings {
+    /** One forced interleaving, named after what it does; the bug it shows is in its javadoc. */
+    enum Scenario {
+        /**
+         * A client holds an EXCLUSIVE lock and keeps holding it until a second client's acquire of the same lock (waiting
+         * {@link #ASK_MS}) has been answered; then the same on the readers-and-writers lock with a SHARED request
+         * queued behind the writer. A correct gateway answers the second one TIMED_OUT; one with
+         * {@code GRANT_WITHOUT_CHECK} grants it while the first still holds: two holders (mutex checker), and a request
+         * granted before the one queued ahead of it ended (FIFO checker).
+         */
+        HELD_WHILE_ANOTHER_ASKS,
+        /**
+         * A holder reads the lock's fenced counter, a successor queues behind it (seen in the queue), then the holder
+         * stalls as in a long GC pause: its keepalives stop until its session expires and the successor is granted.
+         * The successor increments the counter (acknowledged), and only then does the stalled holder write its
+         * increment with its old token. A correct gateway gave the successor a larger token, so the fence refuses the
+         * stale write; one with {@code TOKEN_OF_LOCK} gave both the lock node's token, so the write is accepted and
+         * one increment is lost (fenced counter checker).
+         */
+        STALE_HOLDER_WRITES_LAST,
+        /**
+         * A client holds a lock; a second client's acquire (waiting {@link #UNWOKEN_WAIT_MS}, longer than the liveness
+         * bound) is seen in the queue; then the holder releases. A correct gateway grants the waiter at once; one with
+         * {@code WAITERS_NEVER_WOKEN} only when its wait runs out (liveness checker: the waiter is a {@code liveness-}
+         * client).
+         */
+        WAITER_BEHIND_A_RELEASE,
+        /**
+         * The SDK watcher has seen a grant; its stream is cut (the gateways' replies to it dropped); a lock is granted
+         * and released, and a plain watch on each gateway sees both; then the watcher's connections are closed and
+         * it resumes from the last revision it got; a grant after that is seen by it. A correct gateway replays what
+         * the cut held back; one with {@code RESUME_FROM_NOW} sends only what comes after the resumed stream opened
+         * (watch checker: a grant with no event).
+         */
+        WATCH_CUT_WHILE_GRANTED,
+        /**
+         * A client that holds a lock sends a keepalive, then none for three quarters of its TTL (or until its session
+         * is seen gone, whichever comes first), then one more. A correct gateway keeps the session; one with
+         * {@code EXPIRE_AT_HALF_TTL} expires it at half the TTL (expiry checker: seen gone before its TTL ran out; the
+         * watch's EXPIRED event of the hold comes early too).
+         */
+        KEEPALIVES_PAUSED_THREE_QUARTERS_TTL;
+
+        static List<Scenario> every() {
+            return List.of(values());
+        }
+    }
+
+    /** What one scenario did: {@code driven} false when a step could not be taken (then {@code detail} says which). */
+    record Result(Scenario scenario, boolean driven, String detail) {
+    }
+
+    static final String MUTEX_LOCK = "jepsen/forced/mutex";
+    static final String FENCE_LOCK = "jepsen/forced/fence";
+    static final String LIVENESS_LOCK = "jepsen/forced/liveness";
+    static final String WATCH_LOCK = "jepsen/forced/watch";
+    static final String EXPIRY_LOCK = "jepsen/forced/expiry";
+    /** The process of the second holder of {@link Scenario#HELD_WHILE_ANOTHER_ASKS} on the readers-and-writers lock. */
+    static final String FIFO_SECOND = "forced-fifo-second";
+    /** The process of {@link Scenario#WAITER_BEHIND_A_RELEASE}'s waiter: a liveness client, as the round's are. */
+    static final String LIVENESS_WAITER = MutexWorkload.LIVENESS + "forced";
+    /** The process of the grant made while the watcher's stream is cut. */
+    static final String WATCH_DURING_CUT = "forced-watch-during-cut";
+    /** The process of {@link Scenario#KEEPALIVES_PAUSED_THREE_QUARTERS_TTL}'s client. */
+    static final String PAUSED_CLIENT = "forced-expiry";
+
+    /** How long the second client of {@link Scenario#HELD_WHILE_ANOTHER_ASKS} waits: the first holds all along. */
+    static final long ASK_MS = 1000;
+    /** The waiter's wait: past the liveness bound, so that one woken only when it runs out is caught. */
+    static final long UNWOKEN_WAIT_MS = ProofRun.LIVENESS_BOUND_MS + 2000;
+    /** How long a step may take to be observed before the scenario counts as not driven. */
+    private static final Duration STEP = Duration.ofSeconds(20);
+    /** How long a grant after the watcher's reconnection is looked for in its events before the next one is made. */
+    private static final Duration RESUME_LOOK = Duration.ofSeconds(1);
+    private static final ObjectMapper JSON = new ObjectMapper();
+
+    private final MutexWorkload w;
+    private final WatchRecorder watcher;
+    private final List<URI> gateways;
+    private final HttpClient http;
+
+    ForcedInterleavings(MutexWorkload w, WatchRecorder watcher, List<URI> gateways, HttpClient http) {
+        this.w = w;
+        this.watcher = watcher;
+        this.gateways = List.copyOf(gateways);
+        this.http = http;
+    }
+
+    /** A step that could not be taken: the scenario ends, not driven. */
+    private static final class NotDriven extends RuntimeException {
+        private static final long serialVersionUID = 1L;
+
+        NotDriven(String message) {
+            super(message);
+        }
+    }
+
+    List<Result> run(List<Scenario> scenarios) {
+        List<Result> results = new ArrayList<>();
+        for (Scenario s : scenarios) {
+            long start = System.nanoTime();
+            Result r;
+            try {
+                r = new Result(s, true, drive(s));
+            } catch (NotDriven e) {
+                r = new Result(s, false, e.getMessage());
+            } catch (RuntimeException | AssertionError e) {
+                r = new Result(s, false, e.toString());
+            }
+            System.out.printf("forced %s (%d ms): %s%s%n", s, TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start),
+                    r.driven() ? "" : "NOT DRIVEN: ", r.detail());
+            results.add(r);
+        }
+        return results;
+    }
+
+    private String drive(Scenario s) {
+        return switch (s) {
+            case HELD_WHILE_ANOTHER_ASKS -> heldWhileAnotherAsks(MUTEX_LOCK, "forced-mutex", "EXCLUSIVE")
+                    + "; " + heldWhileAnotherAsks(MutexWorkload.RW_LOCK, "forced-fifo", "SHARED");
+            case STALE_HOLDER_WRITES_LAST -> staleHolderWritesLast();
+            case WAITER_BEHIND_A_RELEASE -> waiterBehindARelease();
+            case WATCH_CUT_WHILE_GRANTED -> watchCutWhileGranted();
+            case KEEPALIVES_PAUSED_THREE_QUARTERS_TTL -> keepalivesPaused();
+        };
+    }
+
+    // ------------------------------------------------------------------ the scenarios
+
+    private String heldWhileAnotherAsks(String lock, String process, String secondMode) {
+        Tracked a = open(process + "-first", 0);
+        Tracked b = null;
+        try {
+            Op first = granted(acquire(process + "-first", a, lock, "EXCLUSIVE", STEP.toMillis(), null), "the first client");
+            b = open(process + "-second", 1);
+            Op second = acquire(process + "-second", b, lock, secondMode, ASK_MS, null);
+            // The first releases only now that the second was answered: if the second was granted, both held at once.
+            w.release(process + "-first", a.client, a, lock, first.token());
+            if (second.outcome() == Op.Outcome.GRANTED) {
+                w.release(process + "-second", b.client, b, lock, second.token());
+            }
+            return lock + ": token " + first.token() + " held while a " + secondMode + " request waited " + ASK_MS
+                    + " ms: " + (second.outcome() == Op.Outcome.GRANTED
+                    ? "GRANTED token " + second.token() + " while the first held" : second.outcome());
+        } finally {
+            close(a, b);
+        }
+    }
+
+    private String staleHolderWritesLast() {
+        String lock = FENCE_LOCK;
+        Tracked a = open("forced-fence-stalled", 0);
+        Tracked b = null;
+        try {
+            Op first = granted(acquire("forced-fence-stalled", a, lock, "EXCLUSIVE", STEP.toMillis(), null), "the holder");
+            FencedRegister counter = w.counters.computeIfAbsent(lock, k -> new FencedRegister());
+            long readA = counter.read(first.token());
+            b = open("forced-fence-successor", 1);
+            Tracked successor = b;
+            String requestId = "r-" + UUID.randomUUID();
+            // The successor's request is in the queue before the holder stalls: the lock's node then never empties, as
+            // when a successor waits for a holder that pauses.
+            long successorWait = 4 * w.ttlMs + JepsenCell.ZK_SESSION_TIMEOUT_MS;
+            CompletableFuture<Op> asked = inThread("forced-fence-successor",
+                    () -> acquire("forced-fence-successor", successor, lock, "EXCLUSIVE", successorWait, requestId));
+            awaitQueued(lock, requestId, asked);
+            // The holder stalls: no keepalive from now on, so its session expires and the successor is granted.
+            a.lapsing = true;
+            Op second = granted(join(asked), "the successor (after the stalled holder's session expired)");
+            long readB = counter.read(second.token());
+            if (readB < 0 || !counter.writeAndAcknowledge(second.token(), readB + 1)) {
+                throw new NotDriven("the successor's increment (token " + second.token() + ") was refused by the fence");
+            }
+            // Only now, after its successor's increment was acknowledged, does the stalled holder write with its old token.
+            boolean staleAccepted = readA >= 0 && counter.writeAndAcknowledge(first.token(), readA + 1);
+            w.release("forced-fence-successor", b.client, b, lock, second.token());
+            w.release("forced-fence-stalled", a.client, a, lock, first.token());
+            return "holder token " + first.token() + " read " + readA + " and stalled; its session expired and the "
+                    + "successor was granted token " + second.token()
+                    + (second.token() == first.token() ? " (the same)" : "") + ", read " + readB
+                    + " and wrote (acknowledged); the stalled holder's write then: "
+                    + (staleAccepted ? "ACCEPTED (an increment lost)" : "refused by the fence");
+        } finally {
+            close(a, b);
+        }
+    }
+
+    private String waiterBehindARelease() {
+        String lock = LIVENESS_LOCK;
+        Tracked a = open("forced-liveness-holder", 0);
+        Tracked b = null;
+        try {
+            Op first = granted(acquire("forced-liveness-holder", a, lock, "EXCLUSIVE", STEP.toMillis(), null), "the holder");
+            b = open(LIVENESS_WAITER, 1);
+            Tracked waiter = b;
+            String requestId = "r-" + UUID.randomUUID();
+            CompletableFuture<Op> asked = inThread(LIVENESS_WAITER,
+                    () -> acquire(LIVENESS_WAITER, waiter, lock, "EXCLUSIVE", UNWOKEN_WAIT_MS, requestId));
+            awaitQueued(lock, requestId, asked);
+            w.release("forced-liveness-holder", a.client, a, lock, first.token());
+            Op second = join(asked);
+            if (second.outcome() == Op.Outcome.GRANTED) {
+                w.release(LIVENESS_WAITER, b.client, b, lock, second.token());
+            }
+            return "a waiter queued behind token " + first.token() + ", which was then released: " + second.outcome()
+                    + " after " + TimeUnit.NANOSECONDS.toMillis(second.ret() - second.call()) + " ms (wait "
+                    + UNWOKEN_WAIT_MS + " ms, bound " + ProofRun.LIVENESS_BOUND_MS + " ms)";
+        } finally {
+            close(a, b);
+        }
+    }
+
+    private String watchCutWhileGranted() {
+        String lock = WATCH_LOCK;
+        Tracked s = open("forced-watch", 0);
+        List<WatchProbe> probes = new ArrayList<>();
+        try {
+            for (URI gateway : gateways) {
+                probes.add(WatchProbe.open(http, gateway, lock));
+            }
+            // A grant the watcher sees: its stream is live, and it has a revision to resume from.
+            Op before = grantAndRelease("forced-watch", s, lock);
+            if (!watcher.awaitEvent("GRANTED", lock, before.token(), STEP)) {
+                throw new NotDriven("the watcher did not see the grant of token " + before.token());
+            }
+            watcher.cut();
+            Op during = grantAndRelease(WATCH_DURING_CUT, s, lock);
+            // Every gateway has put the grant and the release into its streams (the watcher's got them, and dropped them):
+            // wherever the watcher resumes, they are history there.
+            for (WatchProbe p : probes) {
+                p.awaitEvent("RELEASED", during.token(), STEP);
+            }
+            watcher.reconnect();
+            // The SDK opens its new stream after a backoff of its own, and nothing outside it tells when: grant again
+            // until the watcher sees a grant made after the cut; then its stream is open again. (A grant made before
+            // that is history to the resumed stream, like the one made during the cut.)
+            Op after = null;
+            int grants = 0;
+            long deadline = System.nanoTime() + STEP.toNanos();
+            while (after == null) {
+                Op op = grantAndRelease("forced-watch", s, lock);
+                grants++;
+                if (watcher.awaitEvent("GRANTED", lock, op.token(), RESUME_LOOK)) {
+                    after = op;
+                } else if (System.nanoTime() - deadline > 0) {
+                    throw new NotDriven("the watcher did not resume: no event for any of " + grants + " grants after the cut");
+                }
+            }
+            return "the watcher saw token " + before.token() + "; its stream was cut while token " + during.token()
+                    + " was granted and released (seen by a probe on each gateway), then resumed and saw token "
+                    + after.token() + " (grant " + grants + " after the cut); token " + during.token() + " seen by it: "
+                    + watcher.hasEvent("GRANTED", lock, during.token());
+        } finally {
+            probes.forEach(WatchProbe::close);
+            close(s, null);
+        }
+    }
+
+    private String keepalivesPaused() {
+        String lock = EXPIRY_LOCK;
+        Tracked s = w.open(PAUSED_CLIENT, client(0), false, false);
+        if (s == null) {
+            throw new NotDriven("no session could be opened for " + PAUSED_CLIENT);
+        }
+        try {
+            Op held = granted(acquire(PAUSED_CLIENT, s, lock, "EXCLUSIVE", STEP.toMillis(), null), "the client");
+            long call = System.nanoTime();
+            if (!keepalive(s)) {
+                throw new NotDriven("the session was gone before its pause");
+            }
+            // Three quarters of the TTL without a keepalive, counted from the send time of the last one acknowledged
+            // (the gateway's count starts later, when that one arrived); polling the session meanwhile, which is no
+            // keepalive, to see an expiry as soon as it happens.
+            long pauseEnd = call + s.ttlNanos / 4 * 3;
+            while (!s.isGone() && System.nanoTime() - pauseEnd < 0) {
+                try {
+                    s.client.session(s.id);
+                } catch (SessionNotFoundException e) {
+                    s.gone(System.nanoTime());
+                    break;
+                } catch (RuntimeException e) {
+                    // no answer: look again
+                }
+                Await.sleepQuietly(Duration.ofMillis(20));
+            }
+            boolean kept = !s.isGone() && keepalive(s);
+            long pausedMs = TimeUnit.NANOSECONDS.toMillis((s.isGone() ? s.goneSeen() : System.nanoTime()) - call);
+            w.release(PAUSED_CLIENT, s.client, s, lock, held.token());
+            return "holding token " + held.token() + ", a keepalive, then none: "
+                    + (kept ? "the session was kept (the next keepalive, " + pausedMs + " ms later, was acknowledged)"
+                    : "the session was seen gone " + pausedMs + " ms after the last keepalive was sent (TTL "
+                    + TimeUnit.NANOSECONDS.toMillis(s.ttlNanos) + " ms)");
+        } finally {
+            close(s, null);
+        }
+    }
+
+    // ------------------------------------------------------------------ steps
+
+    /** A session of client {@code i} (preferring gateway {@code i mod gateways}), kept alive by the workload's scheduler. */
+    private Tracked open(String process, int i) {
+        Tracked t = w.open(process, client(i), false);
+        if (t == null) {
+            throw new NotDriven("no session could be opened for " + process);
+        }
+        return t;
+    }
+
+    private WardenClient client(int i) {
+        return w.clients.get(i % w.clients.size());
+    }
+
+    /** An acquire recorded in the history, as the workload's threads record theirs; an unknown outcome ends the scenario. */
+    private Op acquire(String process, Tracked s, String lock, String mode, long waitMs, String requestId) {
+        long call = System.nanoTime();
+        try {
+            WardenClient.Acquired a = s.client.acquire(s.id, lock, mode, waitMs,
+                    requestId == null ? "r-" + UUID.randomUUID() : requestId, "CANCEL");
+            long ret = System.nanoTime();
+            return w.record(process, lock, Op.Kind.ACQUIRE, s.id, a.granted() ? a.token() : 0,
+                    a.granted() ? Op.Outcome.GRANTED : Op.Outcome.NOT_GRANTED, call, ret, mode);
+        } catch (SessionNotFoundException e) {
+            long ret = System.nanoTime();
+            s.gone(ret);
+            return w.record(process, lock, Op.Kind.ACQUIRE, s.id, 0, Op.Outcome.NOT_GRANTED, call, ret, mode);
+        } catch (ProblemException e) {
+            return w.record(process, lock, Op.Kind.ACQUIRE, s.id, 0, Op.Outcome.NOT_GRANTED, call, System.nanoTime(), mode);
+        } catch (RuntimeException e) {
+            w.record(process, lock, Op.Kind.ACQUIRE, s.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, mode);
+            throw new NotDriven(process + "'s acquire of " + lock + " got no answer: " + e);
+        }
+    }
+
+    private static Op granted(Op op, String who) {
+        if (op.outcome() != Op.Outcome.GRANTED) {
+            throw new NotDriven(who + " was not granted " + op.key() + ": " + op);
+        }
+        return op;
+    }
+
+    private Op grantAndRelease(String process, Tracked s, String lock) {
+        Op op = granted(acquire(process, s, lock, "EXCLUSIVE", STEP.toMillis(), null), process);
+        if (!w.release(process, s.client, s, lock, op.token())) {
+            throw new NotDriven(process + "'s release of token " + op.token() + " got no answer");
+        }
+        return op;
+    }
+
+    /** One keepalive; true when acknowledged (its send time then bounds the session's expiry), false when gone. */
+    private static boolean keepalive(Tracked s) {
+        long call = System.nanoTime();
+        try {
+            s.client.keepalive(s.id);
+            s.acked(call);
+            return true;
+        } catch (SessionNotFoundException e) {
+            s.gone(System.nanoTime());
+            return false;
+        }
+    }
+
+    /** Waits until {@code requestId} is among the lock's waiters (a linearizable read), or its acquire has returned. */
+    private void awaitQueued(String lock, String requestId, CompletableFuture<Op> asked) {
+        Await.until("request " + requestId + " in the queue of " + lock, STEP, Duration.ofMillis(20),
+                () -> asked.isDone() || queued(lock, requestId));
+        if (asked.isDone()) {
+            throw new NotDriven("the request " + requestId + " on " + lock + " was answered before it was seen queued: "
+                    + join(asked));
+        }
+    }
+
+    private boolean queued(String lock, String requestId) {
+        for (JsonNode waiter : client(0).lock(lock).path("waiters")) {
+            if (requestId.equals(waiter.path("request_id").asText())) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static CompletableFuture<Op> inThread(String name, java.util.function.Supplier<Op> call) {
+        CompletableFuture<Op> f = new CompletableFuture<>();
+        Thread t = new Thread(() -> {
+            try {
+                f.complete(call.get());
+            } catch (RuntimeException | Error e) {
+                f.completeExceptionally(e);
+            }
+        }, name);
+        t.setDaemon(true);
+        t.start();
+        return f;
+    }
+
+    private static Op join(CompletableFuture<Op> f) {
+        try {
+            return f.join();
+        } catch (java.util.concurrent.CompletionException e) {
+            if (e.getCause() instanceof NotDriven n) {
+                throw n;
+            }
+            throw new NotDriven(String.valueOf(e.getCause()));
+        }
+    }
+
+    /** Ends the scenario's sessions (closed, or learnt gone), as the workload's threads end theirs. */
+    private void close(Tracked a, Tracked b) {
+        for (Tracked t : new Tracked[] {a, b}) {
+            if (t != null && !t.isGone()) {
+                w.abandon(t);
+            }
+        }
+    }
+
+    // ------------------------------------------------------------------ results on disk
+
+    /** Writes the results where the test waits for them (moved into place whole: the file's presence means done). */
+    static void write(Path file, List<Result> results) {
+        try {
+            Path tmp = file.resolveSibling(file.getFileName() + ".tmp");
+            JSON.writerWithDefaultPrettyPrinter().writeValue(tmp.toFile(), results);
+            Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            throw new UncheckedIOException("writing " + file, e);
+        }
+    }
+
+    static List<Result> read(Path file) {
+        try {
+            return JSON.readValue(file.toFile(), new TypeReference<List<Result>>() { });
+        } catch (IOException e) {
+            throw new UncheckedIOException("reading " + file, e);
+        }
+    }
+}
