@@ -72,6 +72,8 @@ public final class Gateway implements AutoCloseable {
     private final LockLister lister;
     /** Written by adoption passes (Curator's and ZooKeeper's threads), read by the next; see {@link #adopt(boolean)}. */
     private volatile CleanPass cleanPass;
+    /** Adoption passes decided (run or skipped), whatever their outcome: operators' and tests' view of the leader's work. */
+    private final java.util.concurrent.atomic.AtomicLong adoptionPasses = new java.util.concurrent.atomic.AtomicLong();
     private final WardenMetrics metrics;
     private final ProcessMetrics processMetrics;
     private final WatchHub watches;
@@ -445,7 +447,12 @@ public final class Gateway implements AutoCloseable {
             cleanPass = null;
             log.debug("adoption pass failed: {}", e.toString());
             return null;
-        });
+        }).whenComplete((v, e) -> adoptionPasses.incrementAndGet());
+    }
+
+    /** How many adoption passes this gateway has finished as the leader (run in full, skipped as needless, or failed). */
+    public long adoptionPasses() {
+        return adoptionPasses.get();
     }
 
     /** The last adoption pass with no failure: the {@code cversion} of /gateways it started from, and when. */

@@ -41,13 +41,18 @@ class AdoptionPassTest {
         Gateway g = fx.gateway();
         await("leader", g::isLeader);
         Duration t = fx.config().zkSessionTimeout();
-        fx.clock.advance(t); // the first periodic pass: a full one (nothing is known yet)
-        Thread.sleep(1000);
+        // The new leader's full pass (2,000 reads), then the first periodic one, are awaited, not slept on: on a loaded
+        // machine the full pass outlasted a 1 s sleep and its reads were counted in the window below.
+        await("the new leader's pass done", () -> g.adoptionPasses() >= 1);
+        long passes = g.adoptionPasses();
+        fx.clock.advance(t);
+        await("the first periodic pass done", () -> g.adoptionPasses() > passes);
 
         long before = fx.packetsReceived();
         for (int i = 0; i < 3; i++) {
+            long done = g.adoptionPasses();
             fx.clock.advance(t);
-            Thread.sleep(300);
+            await("periodic pass " + i + " decided", () -> g.adoptionPasses() > done);
         }
         long used = fx.packetsReceived() - before;
         System.out.printf("ZooKeeper requests during 3 periodic adoption ticks with %d sessions of a live gateway: %d%n",
