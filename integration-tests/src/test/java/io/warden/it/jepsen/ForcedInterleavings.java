@@ -195,14 +195,10 @@ final class ForcedInterleavings {
             FencedRegister counter = w.counters.computeIfAbsent(lock, k -> new FencedRegister());
             long readA = counter.read(first.token());
             b = open("forced-fence-successor", 1);
-            Tracked successor = b;
-            String requestId = "r-" + UUID.randomUUID();
             // The successor's request is in the queue before the holder stalls: the lock's node then never empties, as
             // when a successor waits for a holder that pauses.
-            long successorWait = 4 * w.ttlMs + JepsenCell.ZK_SESSION_TIMEOUT_MS;
-            CompletableFuture<Op> asked = inThread("forced-fence-successor",
-                    () -> acquire("forced-fence-successor", successor, lock, "EXCLUSIVE", successorWait, requestId));
-            awaitQueued(lock, requestId, asked);
+            CompletableFuture<Op> asked = queuedBehind("forced-fence-successor", b, lock,
+                    4 * w.ttlMs + JepsenCell.ZK_SESSION_TIMEOUT_MS);
             // The holder stalls: no keepalive from now on, so its session expires and the successor is granted.
             a.lapsing = true;
             Op second = granted(join(asked), "the successor (after the stalled holder's session expired)");
@@ -231,11 +227,7 @@ final class ForcedInterleavings {
         try {
             Op first = granted(acquire("forced-liveness-holder", a, lock, "EXCLUSIVE", STEP.toMillis(), null), "the holder");
             b = open(LIVENESS_WAITER, 1);
-            Tracked waiter = b;
-            String requestId = "r-" + UUID.randomUUID();
-            CompletableFuture<Op> asked = inThread(LIVENESS_WAITER,
-                    () -> acquire(LIVENESS_WAITER, waiter, lock, "EXCLUSIVE", UNWOKEN_WAIT_MS, requestId));
-            awaitQueued(lock, requestId, asked);
+            CompletableFuture<Op> asked = queuedBehind(LIVENESS_WAITER, b, lock, UNWOKEN_WAIT_MS);
             w.release("forced-liveness-holder", a.client, a, lock, first.token());
             Op second = join(asked);
             if (second.outcome() == Op.Outcome.GRANTED) {
@@ -398,14 +390,21 @@ final class ForcedInterleavings {
         }
     }
 
-    /** Waits until {@code requestId} is among the lock's waiters (a linearizable read), or its acquire has returned. */
-    private void awaitQueued(String lock, String requestId, CompletableFuture<Op> asked) {
+    /**
+     * An EXCLUSIVE acquire of {@code lock} by {@code s}, waiting {@code waitMs}, held on a thread of its own; returns
+     * once its request is seen among the lock's waiters (a linearizable read). If the call is answered first (granted at
+     * once, say), the scenario is not driven.
+     */
+    private CompletableFuture<Op> queuedBehind(String process, Tracked s, String lock, long waitMs) {
+        String requestId = "r-" + UUID.randomUUID();
+        CompletableFuture<Op> asked = inThread(process, () -> acquire(process, s, lock, "EXCLUSIVE", waitMs, requestId));
         Await.until("request " + requestId + " in the queue of " + lock, STEP, Duration.ofMillis(20),
                 () -> asked.isDone() || queued(lock, requestId));
         if (asked.isDone()) {
             throw new NotDriven("the request " + requestId + " on " + lock + " was answered before it was seen queued: "
                     + join(asked));
         }
+        return asked;
     }
 
     private boolean queued(String lock, String requestId) {
