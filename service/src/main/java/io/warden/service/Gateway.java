@@ -103,6 +103,7 @@ public final class Gateway implements AutoCloseable {
                 .sessionTimeoutMs((int) config.zkSessionTimeout().toMillis())
                 .connectionTimeoutMs((int) config.zkConnectionTimeout().toMillis())
                 .retryPolicy(new BoundedExponentialBackoffRetry(100, 1000, 3))
+                .defaultData(new byte[0]) // a node created without data is empty (Curator's default is the local IP)
                 .build();
         this.zk = new Zk(client, metrics);
         this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
