@@ -23,12 +23,13 @@ final class LoginPage {
     private final Pages pages;
     private final Auth auth;
     private final LoginThrottle throttle;
-    private final java.time.Clock clock;
+    /** Monotonic nanoseconds, for the throttle's window. */
+    private final java.util.function.LongSupplier ticker;
 
-    LoginPage(Pages pages, java.time.Clock clock) {
+    LoginPage(Pages pages, java.util.function.LongSupplier ticker) {
         this.pages = pages;
         this.auth = pages.auth();
-        this.clock = clock;
+        this.ticker = ticker;
         this.throttle = new LoginThrottle();
     }
 
@@ -57,7 +58,7 @@ final class LoginPage {
             return;
         }
         String address = ctx.ip();
-        java.util.Optional<java.time.Duration> wait = throttle.retryAfter(address, clock.instant());
+        java.util.Optional<java.time.Duration> wait = throttle.retryAfter(address, ticker.getAsLong());
         if (wait.isPresent()) {
             long seconds = Math.max(1, (wait.get().toMillis() + 999) / 1000);
             log.warn("console login refused: too many failed logins (actor '{}' from {}); retry in {} s", actor, address, seconds);
@@ -67,7 +68,7 @@ final class LoginPage {
             return;
         }
         if (!auth.tokenMatches(ctx.formParam("token"))) {
-            throttle.failed(address, clock.instant());
+            throttle.failed(address, ticker.getAsLong());
             log.warn("console login refused: wrong admin token for actor '{}' from {}", actor, address);
             pages.html(ctx, 401, "login", page, new LoginView(next, actor, "wrong admin token", true));
             return;
@@ -81,7 +82,7 @@ final class LoginPage {
     /** With an auth file: the token names the principal, which is the actor in the audit log. */
     private void loginAsPrincipal(Context ctx, String next, Page page) {
         String address = ctx.ip();
-        java.util.Optional<java.time.Duration> wait = throttle.retryAfter(address, clock.instant());
+        java.util.Optional<java.time.Duration> wait = throttle.retryAfter(address, ticker.getAsLong());
         if (wait.isPresent()) {
             long seconds = Math.max(1, (wait.get().toMillis() + 999) / 1000);
             log.warn("console login refused: too many failed logins from {}; retry in {} s", address, seconds);
@@ -93,13 +94,13 @@ final class LoginPage {
         try {
             principal = auth.principal(ctx.formParam("token"));
         } catch (ConsoleError e) {
-            throttle.failed(address, clock.instant());
+            throttle.failed(address, ticker.getAsLong());
             log.warn("console login refused from {}: {}", address, e.getMessage());
             pages.html(ctx, 403, "login", page, new LoginView(next, "", e.getMessage(), true));
             return;
         }
         if (principal.isEmpty()) {
-            throttle.failed(address, clock.instant());
+            throttle.failed(address, ticker.getAsLong());
             log.warn("console login refused: a token of no principal, from {}", address);
             pages.html(ctx, 401, "login", page, new LoginView(next, "", "that token is not one of this cell's principals'", true));
             return;

@@ -1,7 +1,6 @@
 package io.warden.console;
 
 import java.time.Duration;
-import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -9,7 +8,7 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Limits wrong admin tokens (issue 12: the login form took 818 guesses a second): at most {@link #PER_ADDRESS} failed
+ * Limits wrong admin tokens (without it the login form took 818 guesses a second): at most {@link #PER_ADDRESS} failed
  * logins per client address and {@link #GLOBAL} in all within {@link #WINDOW}. Past either, every login (even with
  * the right token, which is then not even checked) is answered 429 with {@code Retry-After} until the oldest counted
  * failure leaves the window. A successful login clears its address's failures.
@@ -17,6 +16,9 @@ import java.util.Optional;
  * <p>The global limit also stops guessing spread over many addresses; an attacker can use it to keep admins out for
  * as long as the attack lasts (read-only viewing is not affected). Behind a reverse proxy every client has the proxy's
  * address: the per-address limit then acts as a second global one.
+ *
+ * <p>Times are a monotonic clock's nanoseconds ({@link System#nanoTime} in production), so a step of the wall clock
+ * neither keeps failures counting (backwards) nor clears them early (forwards).
  *
  * <p>Memory: failures older than the window are dropped on every call, and at most {@code global} failures are ever
  * counted within a window, so at most that many addresses are kept.
@@ -30,11 +32,11 @@ final class LoginThrottle {
 
     private final int perAddress;
     private final int global;
-    private final Duration window;
-    /** Failure times per address, oldest first. Guarded by this. */
-    private final Map<String, ArrayDeque<Instant>> byAddress = new HashMap<>();
-    /** Every counted failure's time, oldest first. Guarded by this. */
-    private final ArrayDeque<Instant> all = new ArrayDeque<>();
+    private final long windowNanos;
+    /** Failure times (monotonic ns) per address, oldest first. Guarded by this. */
+    private final Map<String, ArrayDeque<Long>> byAddress = new HashMap<>();
+    /** Every counted failure's time (monotonic ns), oldest first. Guarded by this. */
+    private final ArrayDeque<Long> all = new ArrayDeque<>();
 
     LoginThrottle() {
         this(PER_ADDRESS, GLOBAL, WINDOW);
@@ -43,25 +45,25 @@ final class LoginThrottle {
     LoginThrottle(int perAddress, int global, Duration window) {
         this.perAddress = perAddress;
         this.global = global;
-        this.window = window;
+        this.windowNanos = window.toNanos();
     }
 
     /** How long {@code address} must wait before its next login is looked at; empty when it may try now. */
-    synchronized Optional<Duration> retryAfter(String address, Instant now) {
+    synchronized Optional<Duration> retryAfter(String address, long now) {
         prune(now);
-        ArrayDeque<Instant> mine = byAddress.get(address);
-        Instant until = null;
+        ArrayDeque<Long> mine = byAddress.get(address);
+        Long until = null;
         if (mine != null && mine.size() >= perAddress) {
-            until = mine.peekFirst().plus(window);
+            until = mine.peekFirst() + windowNanos;
         }
         if (all.size() >= global) {
-            Instant globalUntil = all.peekFirst().plus(window);
-            until = until == null || globalUntil.isAfter(until) ? globalUntil : until;
+            long globalUntil = all.peekFirst() + windowNanos;
+            until = until == null || globalUntil - until > 0 ? globalUntil : until;
         }
-        return until == null ? Optional.empty() : Optional.of(Duration.between(now, until));
+        return until == null ? Optional.empty() : Optional.of(Duration.ofNanos(until - now));
     }
 
-    synchronized void failed(String address, Instant now) {
+    synchronized void failed(String address, long now) {
         prune(now);
         byAddress.computeIfAbsent(address, a -> new ArrayDeque<>()).addLast(now);
         all.addLast(now);
@@ -72,19 +74,19 @@ final class LoginThrottle {
     }
 
     /** Addresses with failures inside the window (tests). */
-    synchronized int addresses(Instant now) {
+    synchronized int addresses(long now) {
         prune(now);
         return byAddress.size();
     }
 
-    private void prune(Instant now) {
-        Instant cutoff = now.minus(window);
-        while (!all.isEmpty() && !all.peekFirst().isAfter(cutoff)) {
+    /** Drops failures at least a window old (compared by difference: nanoTime values may be negative or wrap). */
+    private void prune(long now) {
+        while (!all.isEmpty() && now - all.peekFirst() >= windowNanos) {
             all.removeFirst();
         }
-        for (Iterator<ArrayDeque<Instant>> it = byAddress.values().iterator(); it.hasNext(); ) {
-            ArrayDeque<Instant> q = it.next();
-            while (!q.isEmpty() && !q.peekFirst().isAfter(cutoff)) {
+        for (Iterator<ArrayDeque<Long>> it = byAddress.values().iterator(); it.hasNext(); ) {
+            ArrayDeque<Long> q = it.next();
+            while (!q.isEmpty() && now - q.peekFirst() >= windowNanos) {
                 q.removeFirst();
             }
             if (q.isEmpty()) {

@@ -10,6 +10,7 @@ import java.util.Objects;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.LongSupplier;
 import org.eclipse.jetty.server.Server;
 
 /**
@@ -42,12 +43,23 @@ public final class WardenConsole {
     private final ConsoleBackend backend;
     private final Pages pages;
     private final Clock wallClock;
+    private final LongSupplier ticker;
     private final AtomicReference<Server> server = new AtomicReference<>();
 
+    /** A console whose intervals (the login throttle's window) are measured with {@link System#nanoTime}. */
     public WardenConsole(ConsoleBackend backend, ConsoleSettings settings, Clock wallClock) {
+        this(backend, settings, wallClock, System::nanoTime);
+    }
+
+    /**
+     * @param wallClock what the pages show and login cookies expire by
+     * @param ticker    a monotonic clock in nanoseconds for intervals that must not follow wall-clock steps
+     */
+    public WardenConsole(ConsoleBackend backend, ConsoleSettings settings, Clock wallClock, LongSupplier ticker) {
         this.backend = Objects.requireNonNull(backend, "backend");
         Objects.requireNonNull(settings, "settings");
         this.wallClock = Objects.requireNonNull(wallClock, "wallClock");
+        this.ticker = Objects.requireNonNull(ticker, "ticker");
         Auth auth = new Auth(settings, wallClock);
         this.pages = new Pages(new Templates(), auth, settings, wallClock, () -> this::execute);
     }
@@ -65,7 +77,7 @@ public final class WardenConsole {
         AuditPage audit = new AuditPage(backend, pages);
         SearchRoutes search = new SearchRoutes(backend, pages);
         AdminActions actions = new AdminActions(backend, pages);
-        LoginPage login = new LoginPage(pages, wallClock);
+        LoginPage login = new LoginPage(pages, ticker);
         StaticAssets assets = new StaticAssets();
 
         get(cfg, "/console", overview::handle);

@@ -37,9 +37,21 @@ class ConsoleLoginLimitsTest {
 
     static final class MutableClock extends Clock {
         private volatile Instant now = NOW;
+        /** The monotonic clock beside it: moved by {@link #advance}, not by a {@link #step} of the wall clock. */
+        private volatile long nanos = 5_000_000_000L;
 
         void advance(Duration d) {
             now = now.plus(d);
+            nanos += d.toNanos();
+        }
+
+        /** The wall clock is set (NTP, an operator): time does not pass. */
+        void step(Duration d) {
+            now = now.plus(d);
+        }
+
+        long nanos() {
+            return nanos;
         }
 
         @Override
@@ -60,7 +72,7 @@ class ConsoleLoginLimitsTest {
 
     private void start() {
         ConsoleSettings settings = new ConsoleSettings(TOKEN, Duration.ofSeconds(2), Duration.ofHours(8));
-        WardenConsole console = new WardenConsole(new FakeBackend(), settings, clock);
+        WardenConsole console = new WardenConsole(new FakeBackend(), settings, clock, clock::nanos);
         app = Fixtures.serve(console);
     }
 
@@ -123,6 +135,19 @@ class ConsoleLoginLimitsTest {
     }
 
     @Test
+    void wallClockSteps_neitherKeepFailuresCounting_norClearThemEarly() throws Exception {
+        start();
+        for (int i = 1; i <= LoginThrottle.PER_ADDRESS; i++) {
+            assertThat(login("wrong").statusCode()).isEqualTo(401);
+        }
+        clock.step(Duration.ofHours(1));
+        assertThat(login(TOKEN).statusCode()).as("the wall clock set an hour ahead: still limited").isEqualTo(429);
+        clock.step(Duration.ofHours(-2));
+        clock.advance(Duration.ofSeconds(61));
+        assertThat(login(TOKEN).statusCode()).as("a minute passed, the wall clock set back an hour").isEqualTo(303);
+    }
+
+    @Test
     void aSuccess_clearsTheAddressesFailures() throws Exception {
         start();
         for (int i = 1; i < LoginThrottle.PER_ADDRESS; i++) {
@@ -138,15 +163,15 @@ class ConsoleLoginLimitsTest {
     @Test
     void failuresFromManyAddresses_hitTheGlobalLimit() {
         LoginThrottle throttle = new LoginThrottle(5, 20, Duration.ofMinutes(1));
-        Instant t = NOW;
+        long t = -3_000_000_000L; // nanoTime values may be negative
         for (int i = 0; i < 20; i++) {
             String address = "10.0.0." + i;
             assertThat(throttle.retryAfter(address, t)).as("address %d", i).isEmpty();
             throttle.failed(address, t);
         }
         assertThat(throttle.retryAfter("10.0.1.1", t)).as("a fresh address, once 20 failed in a minute").isPresent();
-        assertThat(throttle.retryAfter("10.0.1.1", t.plusSeconds(61))).isEmpty();
-        assertThat(throttle.addresses(t.plusSeconds(61))).as("nothing kept past the window").isZero();
+        assertThat(throttle.retryAfter("10.0.1.1", t + Duration.ofSeconds(61).toNanos())).isEmpty();
+        assertThat(throttle.addresses(t + Duration.ofSeconds(61).toNanos())).as("nothing kept past the window").isZero();
     }
 
     @ParameterizedTest(name = "next={0}")

@@ -105,6 +105,7 @@ public final class Gateway implements AutoCloseable {
                 .sessionTimeoutMs((int) config.zkSessionTimeout().toMillis())
                 .connectionTimeoutMs((int) config.zkConnectionTimeout().toMillis())
                 .retryPolicy(new BoundedExponentialBackoffRetry(100, 1000, 3))
+                .defaultData(new byte[0]) // a node created without data is empty (Curator's default is the local IP)
                 .build();
         this.zk = new Zk(client, metrics);
         this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
@@ -132,7 +133,8 @@ public final class Gateway implements AutoCloseable {
                 : token -> principals.byToken(token).map(c -> new io.warden.console.ConsolePrincipals.Principal(
                         c.name(), c.mayEverywhere(io.warden.service.auth.Role.ADMIN)));
         WardenConsole pages = new WardenConsole(console, new ConsoleSettings(config.consoleAdminToken(),
-                ConsoleSettings.DEFAULT_POLL, ConsoleSettings.DEFAULT_LOGIN_TTL, consolePrincipals), java.time.Clock.systemUTC());
+                ConsoleSettings.DEFAULT_POLL, ConsoleSettings.DEFAULT_LOGIN_TTL, consolePrincipals), java.time.Clock.systemUTC(),
+                clock::read);
         if (!authenticator.enabled()) {
             log.warn("No --auth-file: open mode. Anyone who can reach this gateway may use, keep alive, release or close "
                     + "any session; see docs/operations.md, \"Securing a cell\"");

@@ -1,5 +1,9 @@
 package io.warden.service.lock;
 
+import io.warden.service.metrics.WardenMetrics;
+import io.warden.service.time.Clock;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Json;
 import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.WatchedEvent;
@@ -7,6 +11,7 @@ import org.apache.zookeeper.Watcher;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
+import java.time.Duration;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -26,6 +31,13 @@ import java.util.function.Predicate;
  * <p>When a watched node is deleted or changes, every call waiting for it is woken ({@code wake}: the engine reads the
  * queue again). A call waits for one node at a time; watching another node leaves the first.
  *
+ * <p>A node that a call has waited for {@link #ORPHAN_CHECK_INTERVAL} and still waits for is looked at: a Warden queue
+ * node whose request record is gone (no Warden write leaves one: a request's node and record are made together, and
+ * ended or expired together; only a hand in ZooKeeper does) would block its lock for good, since no release, close or
+ * expiry finds a request without its record. Such a node is treated as ended: deleted, logged and counted
+ * ({@code warden_orphan_entries_removed_total}), which wakes its waiters. Nodes of plain Curator clients carry no
+ * Warden data and are left alone. This costs one {@code exists} per waited-for node per interval, nothing on a handoff.
+ *
  * <p>Concurrency: owns {@link #byPath} and {@link #byCall}, both guarded by {@code this}. The ZooKeeper requests that
  * set and remove a node's watch are sent while holding it: the gateway has one ZooKeeper connection, which keeps its
  * requests in order, so the removal of a node's watches is never overtaken by a later call's watch on that node (the
@@ -39,7 +51,12 @@ import java.util.function.Predicate;
 final class BlockerWatches<C> {
     private static final Logger log = LoggerFactory.getLogger(BlockerWatches.class);
 
+    /** How long a node is waited for before its request record is looked at, and again after every look. */
+    static final Duration ORPHAN_CHECK_INTERVAL = Duration.ofSeconds(30);
+
     private final Zk zk;
+    private final Clock clock;
+    private final WardenMetrics metrics;
     private final Predicate<C> waiting;
     private final Consumer<C> wake;
     /** The watched nodes, by path. Guarded by {@code this}. */
@@ -47,8 +64,10 @@ final class BlockerWatches<C> {
     /** The node each registered call waits for. Guarded by {@code this}. */
     private final Map<C, Blocker> byCall = new HashMap<>();
 
-    BlockerWatches(Zk zk, Predicate<C> waiting, Consumer<C> wake) {
+    BlockerWatches(Zk zk, Clock clock, WardenMetrics metrics, Predicate<C> waiting, Consumer<C> wake) {
         this.zk = zk;
+        this.clock = clock;
+        this.metrics = metrics;
         this.waiting = waiting;
         this.wake = wake;
     }
@@ -77,6 +96,7 @@ final class BlockerWatches<C> {
         }
         return read.handle((ds, err) -> {
             if (err == null) {
+                scheduleOrphanCheck(blocker, ds.data());
                 return true;
             }
             synchronized (this) {
@@ -106,6 +126,7 @@ final class BlockerWatches<C> {
         blocker.calls.remove(call);
         if (blocker.calls.isEmpty() && byPath.get(blocker.path) == blocker) {
             byPath.remove(blocker.path);
+            blocker.stopChecking();
             zk.removeDataWatches(blocker.path).whenComplete((v, err) -> {
                 if (err != null) {
                     log.debug("could not remove the watches on {}: {}", blocker.path, Zk.unwrap(err).toString());
@@ -114,10 +135,64 @@ final class BlockerWatches<C> {
         }
     }
 
+    /** Starts the periodic look at a Warden node's request record, once per watched node. */
+    private void scheduleOrphanCheck(Blocker blocker, byte[] data) {
+        synchronized (this) {
+            if (byPath.get(blocker.path) != blocker || blocker.record != null) {
+                return;
+            }
+            String node = blocker.path.substring(blocker.path.lastIndexOf('/') + 1);
+            QueueNodeData nodeData = Json.readOrNull(data, QueueNodeData.class);
+            String uuid = QueueEntry.parse(node).map(QueueEntry::id).orElse(null);
+            if (nodeData == null || nodeData.sessionId() == null || uuid == null) {
+                return; // not a Warden request (a plain Curator client's node, say): nothing to look for
+            }
+            blocker.sessionId = nodeData.sessionId();
+            blocker.record = CellPaths.sessionRequest(nodeData.sessionId(), uuid);
+            blocker.check = clock.schedule(ORPHAN_CHECK_INTERVAL, () -> checkOrphan(blocker));
+        }
+    }
+
+    private void checkOrphan(Blocker blocker) {
+        synchronized (this) {
+            if (byPath.get(blocker.path) != blocker) {
+                return;
+            }
+        }
+        zk.exists(blocker.record).thenCompose(stat -> {
+            if (stat != null) {
+                return java.util.concurrent.CompletableFuture.completedFuture(false);
+            }
+            // No record: the delete fails harmlessly (NONODE) when the node went meanwhile with it (an expiry).
+            return zk.delete(blocker.path, -1).thenApply(v -> true);
+        }).whenComplete((removed, err) -> {
+            if (err == null && removed) {
+                metrics.orphanEntryRemoved();
+                log.warn("removed queue node {} of session {}: its request record {} is gone (deleted by hand?), so no "
+                        + "release, close or expiry could end it, and it blocked the lock", blocker.path,
+                        blocker.sessionId, blocker.record);
+                return;
+            }
+            if (err != null && Zk.code(err) != Code.NONODE) {
+                log.debug("could not look at the request record of {}: {}", blocker.path, Zk.unwrap(err).toString());
+            }
+            synchronized (this) {
+                if (byPath.get(blocker.path) == blocker && (err == null || Zk.code(err) != Code.NONODE)) {
+                    blocker.check = clock.schedule(ORPHAN_CHECK_INTERVAL, () -> checkOrphan(blocker));
+                }
+            }
+        });
+    }
+
     /** One watched node: the watcher ZooKeeper calls, and the calls waiting for the node (guarded by the registry). */
     private final class Blocker implements Watcher {
         final String path;
         final Set<C> calls = new HashSet<>();
+        /** The node's request record and session, once known from its data; null for a node that is not Warden's. */
+        String record;
+        String sessionId;
+        /** The next look at the record, while the node is watched. */
+        Clock.Cancellable check;
 
         Blocker(String path) {
             this.path = path;
@@ -141,6 +216,7 @@ final class BlockerWatches<C> {
                     return; // left by its last call; a newer watcher for this node (if any) has its own calls
                 }
                 byPath.remove(path); // ZooKeeper's watch fired: it is gone on the server and the client
+                stopChecking();
                 woken = List.copyOf(calls);
                 for (C call : woken) {
                     byCall.remove(call);
@@ -148,6 +224,12 @@ final class BlockerWatches<C> {
                 calls.clear();
             }
             woken.forEach(wake);
+        }
+        void stopChecking() {
+            if (check != null) {
+                check.cancel();
+                check = null;
+            }
         }
     }
 }

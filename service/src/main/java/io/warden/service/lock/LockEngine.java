@@ -106,7 +106,7 @@ public final class LockEngine {
         this.quotas = new RequestQuotas(zk, clock, maxRequestsPerPrincipal);
         this.ends = new RequestEnds(zk, nodes, tombstones);
         this.reader = new LockReader(zk, nodes);
-        this.blockers = new BlockerWatches<>(zk, w -> w.state.get() == Waiting.WAITING, w -> {
+        this.blockers = new BlockerWatches<>(zk, clock, metrics, w -> w.state.get() == Waiting.WAITING, w -> {
             if (!TestFault.active(TestFault.WAITERS_NEVER_WOKEN)) {
                 evaluate(w);
             }

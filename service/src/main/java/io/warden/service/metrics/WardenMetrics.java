@@ -22,7 +22,8 @@ import java.util.function.Supplier;
  *   <li>{@code warden_handoff_seconds} — from a release on this gateway to the next grant it promotes here</li>
  *   <li>{@code warden_queue_depth} — queue length seen by each acquire; {@code warden_waiters_pending} — held calls</li>
  *   <li>{@code warden_grants_total}, {@code warden_releases_total{result}}, {@code warden_sessions_tracked},
- *       {@code warden_sessions_expired_total}, {@code warden_keepalives_total{result}}</li>
+ *       {@code warden_sessions_expired_total}, {@code warden_keepalives_total{result}},
+ *       {@code warden_orphan_entries_removed_total}</li>
  *   <li>{@code warden_cell_locks}, {@code warden_cell_holds}, {@code warden_cell_waiters}, {@code warden_cell_sessions} —
  *       cell-wide, refreshed every 30 s: locks, holds and waiters from the watch mirror, sessions from the shards' child counts ({@code -1} before the first refresh)</li>
  *   <li>{@code warden_zk_connected}, {@code warden_zk_connection_state_total{state}},
@@ -100,6 +101,12 @@ public final class WardenMetrics {
 
     public void sessionExpired() {
         counter("warden.sessions.expired", "sessions expired by TTL", null, null).increment();
+    }
+
+    /** A queue node without its request record was removed (it could never have been ended otherwise). */
+    public void orphanEntryRemoved() {
+        counter("warden.orphan.entries.removed", "queue nodes removed because their request record was gone",
+                null, null).increment();
     }
 
     public void keepalive(String result) {

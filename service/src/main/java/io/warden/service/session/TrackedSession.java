@@ -38,8 +38,11 @@ final class TrackedSession {
      * Only while this equals the client's current ZooKeeper session would a takeover elsewhere have been heard.
      */
     long armedIn;
-    /** The deadline check scheduled on the clock, if any. */
+    /** The deadline check scheduled on the clock, if any; it runs at {@link #timerAt} (clock ns). */
     Clock.Cancellable timer;
+    long timerAt;
+    /** Counts scheduled checks: a check runs only if it is still the latest one (a cancel may come too late). */
+    long timerGeneration;
     /** Completes true when the expiry under way removed the session, false when it did not; null when none is. */
     CompletableFuture<Boolean> expiring;
     /** A re-arm of the watch is scheduled on the clock. */

@@ -145,9 +145,7 @@ final class Tracker {
             t.ttlMs = rec.ttlMs();
             t.version = Math.max(t.version, version);
             t.deadline = Math.max(t.deadline, now + ttlNanos(rec.ttlMs()) + extraNanos);
-            if (t.timer == null && t.expiring == null) {
-                t.timer = clock.schedule(Duration.ofNanos(t.deadline - now), () -> checkDeadline(t));
-            }
+            checkBy(t, t.deadline, now);
         }
         arm(t);
         return t;
@@ -314,7 +312,8 @@ final class Tracker {
                                 return CompletableFuture.completedFuture(Ack.RETRY);
                             }
                             // Accepted now. A TTL change counts as a heartbeat at once; its new TTL applies once written.
-                            t.deadline = now + ttlNanos(t.ttlMs);
+                            t.deadline = now + ttlNanos(t.ttlMs); // earlier than before after a takeover's + B
+                            checkBy(t, t.deadline, now);
                             if (newTtlMs == null || newTtlMs == t.ttlMs) {
                                 return CompletableFuture.completedFuture(new Ack(t.ttlMs));
                             }
@@ -364,7 +363,8 @@ final class Tracker {
                         if (now - sent > vouching.boundNanos()) {
                             return CompletableFuture.completedFuture(Ack.RETRY); // written, but too long ago to vouch
                         }
-                        t.deadline = now + ttlNanos(ttl);
+                        t.deadline = now + ttlNanos(ttl); // earlier than before when the TTL was shortened
+                        checkBy(t, t.deadline, now);
                         return CompletableFuture.completedFuture(new Ack(ttl));
                     }
                 }
@@ -394,20 +394,41 @@ final class Tracker {
 
     // ------------------------------------------------------------------ expiry
 
-    private void checkDeadline(TrackedSession t) {
+    /**
+     * Makes sure the deadline check runs by {@code at} (clock ns): keeps a check scheduled no later than that, else
+     * replaces it. A deadline that moves later needs nothing (the check finds it not passed and schedules itself
+     * again); one that moves earlier (a shortened TTL, the first keepalive after a takeover's TTL + B) needs the
+     * earlier check, or the session would outlive its TTL by the difference. Under {@code t}'s monitor.
+     */
+    private void checkBy(TrackedSession t, long at, long now) {
+        if (t.gone || t.expiring != null || (t.timer != null && t.timerAt <= at)) {
+            return;
+        }
+        if (t.timer != null) {
+            t.timer.cancel();
+        }
+        long generation = ++t.timerGeneration; // a replaced check that runs all the same does nothing
+        t.timerAt = at;
+        t.timer = clock.schedule(Duration.ofNanos(Math.max(0, at - now)), () -> checkDeadline(t, generation));
+    }
+
+    private void checkDeadline(TrackedSession t, long generation) {
         long now = clock.read();
         synchronized (t) {
+            if (generation != t.timerGeneration) {
+                return; // replaced by an earlier check
+            }
             t.timer = null;
             if (t.gone || t.expiring != null) {
                 return;
             }
             if (now < t.deadline) {
-                t.timer = clock.schedule(Duration.ofNanos(t.deadline - now), () -> checkDeadline(t));
+                checkBy(t, t.deadline, now);
                 return;
             }
             if (!zk.connected() || vouching.refusing()) {
                 // No expiry for keepalives this gateway refused: it gives a fresh TTL when it can vouch again.
-                t.timer = clock.schedule(RETRY_DELAY, () -> checkDeadline(t));
+                checkBy(t, now + RETRY_DELAY.toNanos(), now);
                 return;
             }
             t.expiring = new CompletableFuture<>();
@@ -429,6 +450,7 @@ final class Tracker {
                 if (t.timer != null) {
                     t.timer.cancel();
                     t.timer = null;
+                    t.timerGeneration++;
                 }
                 t.deadline = clock.read();
                 t.expiring = new CompletableFuture<>();
@@ -450,7 +472,8 @@ final class Tracker {
             f = t.expiring;
             t.expiring = null;
             if (!expired && !t.gone && t.timer == null) {
-                t.timer = clock.schedule(RETRY_DELAY, () -> checkDeadline(t));
+                long now = clock.read();
+                checkBy(t, now + RETRY_DELAY.toNanos(), now);
             }
         }
         if (f != null) {

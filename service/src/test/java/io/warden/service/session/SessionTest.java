@@ -88,6 +88,19 @@ class SessionTest {
     }
 
     @Test
+    void aShortenedTtl_expiresTheSessionAtTheNewDeadline_notTheOldOne() {
+        String a = session(w, "a", 60_000);
+        fx.clock.advance(Duration.ofMillis(1_000));
+        assertThat(w.keepalive(a, 2_000L).join()).isEqualTo(2_000);
+
+        fx.clock.advance(Duration.ofMillis(1_999));
+        assertThat(exists(a)).as("not expired before its new TTL").isTrue();
+        assertThat(w.session(a).join().ttlMsRemaining()).isEqualTo(1);
+        fx.clock.advance(Duration.ofMillis(1));
+        await("expired at the new TTL, not 60 s after the last keepalive", () -> !exists(a));
+    }
+
+    @Test
     void keepalive_resetsTheTtl_withoutWritingToZooKeeper() throws Exception {
         String a = session(w, "a", 10_000);
         int version = fx.curator.checkExists().forPath(CellPaths.session(a)).getVersion();
