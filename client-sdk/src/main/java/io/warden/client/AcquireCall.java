@@ -18,8 +18,8 @@ import java.util.concurrent.TimeoutException;
  * request_id, in the background until a gateway answers (or the session ends). The cancel may overtake the call that
  * queues the request (they travel on different connections, and a call can be held up anywhere on its way): a gateway
  * answering a cancel of a request it does not know leaves a tombstone for that request_id, so the overtaken call fails
- * when it arrives (issue 10, finding 5). An answer to a call that arrives after the give-up, other than TIMED_OUT,
- * triggers another cancel all the same.
+ * when it arrives and nothing is queued for a caller that gave up. An answer to a call that arrives after the give-up,
+ * other than TIMED_OUT, triggers another cancel all the same.
  *
  * <p>Concurrency: calls run one after another (each is started from the completion of the previous one).
  * {@code result} is the single outcome, completed once by whoever is first: the call chain, the end of the session, or
@@ -82,9 +82,9 @@ final class AcquireCall {
 
     /**
      * The caller gives up (its thread was interrupted while it waited) and will not take a hold: the request is
-     * cancelled, or, when the grant won the race and completed the result first, the hold is released (issue 10,
-     * finding 4: the grant could complete the result between the interrupt waking the caller and this cancel; the
-     * cancel then did nothing and the session kept the lock). Waits (boundedly) until that was answered. Run on the
+     * cancelled, or, when the grant won the race and completed the result first, the hold is released (the grant can
+     * complete the result between the interrupt waking the caller and this cancel; a cancel alone would then do
+     * nothing and leave the session holding the lock). Waits (boundedly) until that was answered. Run on the
      * caller's thread, with its interrupt flag clear.
      */
     void giveUp() {

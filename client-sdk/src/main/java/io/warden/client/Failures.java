@@ -8,10 +8,10 @@ import java.util.concurrent.ExecutionException;
 /**
  * Turns gateway answers and transport errors into the client's exceptions, and says which are worth a retry.
  *
- * <p>What to do with an answer is decided from Warden's problem {@code code}, not from the HTTP status alone (issue 10,
- * finding 7): a 500, or a 404 without Warden's code, comes from a broken gateway or from something between the client
- * and the gateways (a proxy, a load balancer, a server that is not a gateway), and the next endpoint may well answer;
- * only Warden's own verdicts on the call are final.
+ * <p>What to do with an answer is decided from Warden's problem {@code code}, not from the HTTP status alone: a 500, or
+ * a 404 without Warden's code, comes from a broken gateway or from something between the client and the gateways (a
+ * proxy, a load balancer, a server that is not a gateway), and the next endpoint may well answer; only Warden's own
+ * verdicts on the call are final.
  *
  * <p>Concurrency: stateless.
  */

@@ -11,10 +11,10 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * How a session's holds learn that their grant ended elsewhere (issue 10, finding 2): an admin's force-release, a
- * release by token from another process, anything but this client's own release. Over HTTP a hold otherwise looks
- * only at its session, so such a hold stayed {@link Hold#isValid() valid} (and {@link Hold#lost()} never completed)
- * while another client held the lock.
+ * How a session's holds learn that their grant ended elsewhere: an admin's force-release, a release by token from
+ * another process, anything but this client's own release. Over HTTP a hold otherwise looks only at its session, so
+ * such a hold would stay {@link Hold#isValid() valid} (and {@link Hold#lost()} would never complete) while another
+ * client held the lock.
  *
  * <p>While the session has holds, one watch of the session's own events runs ({@code GET /v1/watch?session_id=}, an
  * {@link SseWatch} that resumes without gaps on any gateway). A RELEASED, EXPIRED or CANCELLED event for a hold's

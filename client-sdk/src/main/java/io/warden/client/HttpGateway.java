@@ -60,7 +60,7 @@ final class HttpGateway {
         this.scheduler = scheduler;
         this.ticker = ticker;
         this.authorization = bearerToken == null ? null : "Bearer " + bearerToken;
-        // One per process (per SSLContext): a JDK 17 HttpClient cannot be closed (issue 10, finding 8)
+        // One per process (per SSLContext): a JDK 17 HttpClient cannot be closed (see SharedHttp)
         this.http = SharedHttp.client(ssl);
     }
 
@@ -137,7 +137,7 @@ final class HttpGateway {
 
     /**
      * As {@link #withRetries(Call, Duration, long)}, with each attempt made when it starts: a call whose body depends
-     * on the time (an acquire sends what remains of the caller's wait, issue 10 finding 9) is made afresh each time.
+     * on the time (an acquire sends what remains of the caller's wait) is made afresh each time.
      */
     <T> CompletableFuture<Reply<T>> withRetries(Supplier<Attempt<T>> attempts, long deadlineNanos) {
         CompletableFuture<Reply<T>> result = new CompletableFuture<>();

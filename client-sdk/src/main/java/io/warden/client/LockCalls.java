@@ -51,8 +51,8 @@ final class LockCalls {
      * One acquire call that the gateway holds open for what remains of the caller's wait (at most {@code maxWaitMs};
      * beyond that with {@code on_timeout=KEEP}, keeping the place in the queue), retried (same request_id) until
      * {@code retryDeadlineNanos}. Every attempt asks for what remains of the wait <em>when it is sent</em>, so retries
-     * after a failed attempt do not start the wait over (issue 10, finding 9: with the full {@code wait_ms} on every
-     * retry, {@code acquire(wait)} could block for about 2 x wait + 2 x the request timeout).
+     * after a failed attempt do not start the wait over (with the full {@code wait_ms} on every retry,
+     * {@code acquire(wait)} could block for about 2 x wait + 2 x the request timeout).
      */
     CompletableFuture<HttpGateway.Reply<Wire.Acquired>> acquire(String name, LockMode mode, String requestId,
                                                                 long waitDeadlineNanos, long maxWaitMs,

@@ -23,9 +23,9 @@ import java.util.function.LongSupplier;
  * {@code ttl_ms_remaining} it reports (minus the margin), earlier or later than before: the service, not this client,
  * knows the session's TTL, and another caller may have changed it (a keepalive with {@code ttl_ms}, a lease renew).
  * The heartbeat interval is re-derived from that TTL as the gateway derives {@code keepalive_interval_ms} (a third),
- * so a shortened TTL is kept alive and is noticed within one interval (issue 10, finding 1). The state is computed
- * from the deadline when asked ({@link #state()}), so it is exact at any moment; a timer at the deadline announces
- * SUSPENDED to listeners.
+ * so a shortened TTL is kept alive (a heartbeat at the old interval would let it lapse) and is noticed within one
+ * interval. The state is computed from the deadline when asked ({@link #state()}), so it is exact at any moment; a
+ * timer at the deadline announces SUSPENDED to listeners.
  *
  * <p>Concurrency: {@code deadlineNanos}, {@code intervalNanos} and {@code terminal} are volatile, written only while
  * holding {@code this}; {@code announced}, {@code heartbeatTask} and {@code deadlineTask} are guarded by {@code this}.

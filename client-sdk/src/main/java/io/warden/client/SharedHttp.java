@@ -5,9 +5,9 @@ import java.time.Duration;
 import javax.net.ssl.SSLContext;
 
 /**
- * The one {@link HttpClient} of every {@link WardenClient} in this process (issue 10, finding 8). On Java 17 an
- * {@code HttpClient} cannot be closed: its selector thread and connection pool live until the client is garbage
- * collected, so one client per {@code WardenClient} left about 260 threads after 200 create/close cycles until a GC.
+ * The one {@link HttpClient} of every {@link WardenClient} in this process. On Java 17 an {@code HttpClient} cannot
+ * be closed: its selector thread and connection pool live until the client is garbage collected, so one client per
+ * {@code WardenClient} left about 260 threads after 200 create/close cycles until a GC.
  * Shared, there is one selector thread and one pool for the whole process however many clients come and go; every
  * call still has its own timeout ({@code HttpRequest.timeout}, which counts from the send, connecting included), and
  * every WebSocket its own connect timeout.

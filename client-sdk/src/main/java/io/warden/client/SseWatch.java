@@ -346,7 +346,7 @@ final class SseWatch implements Watch {
             return; // never sent by a gateway (it sends only later revisions); kept out to be sure
         }
         // A RESYNC at a lower revision is the new start: the cell's revisions went back (ZooKeeper restored from a
-        // backup, a new ensemble), the gateway found our revision in its future (issue 10, finding 17).
+        // backup, a new ensemble), the gateway found our revision in its future.
         if (revision == lastRevision) {
             if (resyncAtLast || replay.remove(event)) {
                 return; // delivered before the reconnect

@@ -124,7 +124,7 @@ public final class WardenClient implements AutoCloseable {
      * Opens the session at the first endpoint that will: a transport failure or an answer that is not one of Warden's
      * final verdicts is retried at the next endpoint within one request timeout ({@link HttpGateway#withRetries}); a
      * final verdict (e.g. RESOURCE_EXHAUSTED from a gateway that has all the sessions it may track) moves on to the
-     * next endpoint too, until every endpoint has refused (issue 10, finding 7). The first refusal is thrown.
+     * next endpoint too, until every endpoint has refused: another gateway may have room. The first refusal is thrown.
      */
     private Session open(Builder b) {
         var body = new Wire.OpenSession(b.clientId, b.sessionTtl.toMillis(), b.lockDelay == null ? null : b.lockDelay.toMillis());

@@ -128,7 +128,7 @@ final class LoginPage {
     /**
      * Only a path inside the console: never another host ({@code //evil}, {@code /\evil}), a header break, or a path
      * that leaves {@code /console} once a browser resolves its dot segments ({@code /console/../v1}, also written
-     * {@code %2e%2e}: issue 12). Anything else means the overview.
+     * {@code %2e%2e}). Anything else means the overview.
      */
     static String safeNext(String next) {
         if (next == null || next.isEmpty()) {

@@ -4,9 +4,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Deliberate bugs, for the proof suite only (issue 11: a checker that nobody has seen fail proves nothing). Off unless
- * the JVM is started with {@code -Dwarden.test.fault=NAME}; no setting, flag or environment variable turns one on, and
- * a gateway that has one says so in a warning at start ({@link #warnIfActive}).
+ * Deliberate bugs, for the proof suite only (a checker that nobody has seen fail proves nothing). Off unless the JVM is
+ * started with {@code -Dwarden.test.fault=NAME}; no setting, flag or environment variable turns one on, and a gateway
+ * that has one says so in a warning at start ({@link #warnIfActive}).
  *
  * <ul>
  *   <li>{@link #GRANT_WITHOUT_CHECK}: every request is granted as soon as its queue node exists, holders or not

@@ -71,8 +71,8 @@ final class DirectFencedLock implements FencedLock {
         // getLockPath() answers for the calling thread: the one that acquired.
         String node = mode == LockMode.EXCLUSIVE ? rw.writeLock().getLockPath() : rw.readLock().getLockPath();
         // Note on concurrency: an interrupt that comes once Curator has granted must not break the read of the token
-        // (the grant would be thrown away); the caller gets the hold, with its interrupt flag set again (issue 10,
-        // finding 4: whatever the race, an acquire either returns a hold or leaves none behind).
+        // (the grant would be thrown away); the caller gets the hold, with its interrupt flag set again: whatever the
+        // race, an acquire either returns a hold or leaves none behind.
         boolean interrupted = Thread.interrupted();
         try {
             return locks.grant(name, mode, node);

@@ -106,8 +106,8 @@ final class DirectHold implements Hold {
     /**
      * Deletes the lock node (a guaranteed delete: if ZooKeeper cannot be reached, Curator keeps trying in the
      * background, and the node goes with the session anyway). Any thread may release. A hold that was lost is deleted
-     * all the same (issue 10, finding 6): "lost" may be only what this client concluded (a LOST that Curator declared
-     * while the ZooKeeper session lived on), and a node left behind would block the lock for that session's life.
+     * all the same: "lost" may be only what this client concluded (a LOST that Curator declared while the ZooKeeper
+     * session lived on), and a node left behind would block the lock for that session's life.
      */
     @Override
     public void release() {

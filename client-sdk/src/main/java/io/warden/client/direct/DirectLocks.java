@@ -102,7 +102,7 @@ public final class DirectLocks implements AutoCloseable {
     });
     private final AtomicLong losses = new AtomicLong();
     private final AtomicBoolean closed = new AtomicBoolean();
-    /** The local bound on the ZooKeeper session's life, from the last answers of ZooKeeper (issue 10, finding 3). */
+    /** The local bound on the ZooKeeper session's life, from the last answers of ZooKeeper. */
     private final SessionDeadline deadline;
     private volatile ConnectionState state;
 
@@ -230,9 +230,9 @@ public final class DirectLocks implements AutoCloseable {
      *
      * <p>An acquire can span a LOST: Curator then makes a new node in the new ZooKeeper session and gets the lock with
      * it, or (when the old session's node had not gone yet) gets it with the old node. Which grant this is shows in the
-     * node's ephemeral owner (issue 10, finding 6): the current session's node is a valid grant; an earlier session's
-     * node goes with that session, so the grant is worthless: the node is deleted (at once, not when the server gets to
-     * the old session) and the acquire fails.
+     * node's ephemeral owner: the current session's node is a valid grant; an earlier session's node goes with that
+     * session, so the grant is worthless: the node is deleted (at once, not when the server gets to the old session)
+     * and the acquire fails.
      */
     Hold grant(String name, LockMode mode, String path) {
         Stat stat;

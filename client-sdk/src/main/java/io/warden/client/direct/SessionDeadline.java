@@ -13,9 +13,9 @@ import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.ZooKeeper;
 
 /**
- * Direct mode's own bound on the ZooKeeper session's life, as HTTP mode has one on its Warden session (issue 10,
- * finding 3). Curator tells of a dead connection only through its asynchronous state events, a while after the fact:
- * a client JVM stopped past its session timeout (SIGSTOP, a long GC pause, a frozen VM) still believed it held for
+ * Direct mode's own bound on the ZooKeeper session's life, as HTTP mode has one on its Warden session. Curator tells
+ * of a dead connection only through its asynchronous state events, a while after the fact: relying on those alone, a
+ * client JVM stopped past its session timeout (SIGSTOP, a long GC pause, a frozen VM) still believed it held for
  * 205 ms after it resumed, while another client held the lock.
  *
  * <p>A ZooKeeper server expires a session no earlier than the negotiated session timeout after it last heard from

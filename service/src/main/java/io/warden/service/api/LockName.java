@@ -66,7 +66,7 @@ public record LockName(String namespace, List<String> segments) {
     /**
      * Checks a prefix of lock names ({@code GET /v1/watch?prefix=}): a namespace, or a namespace, {@code /} and the
      * start of a lock path. Every segment before the last must be a whole segment as in a name (so no empty, {@code .}
-     * or {@code ..} segment: issue 12 found {@code prefix=ns/../..} accepted); the last may be empty (every lock under
+     * or {@code ..} segment: {@code prefix=ns/../..} is refused); the last may be empty (every lock under
      * the segments before it) or the start of a segment (it may not begin with {@code _} or {@code .}). A prefix that
      * no lock name can start with is refused, naming {@code field}.
      */

@@ -5,7 +5,7 @@ import java.util.Objects;
 
 /**
  * Who is making a request: a principal of the auth file with its grants, or {@link #OPEN} when the gateway runs without
- * an auth file (everyone may do everything, as before issue 12). Immutable.
+ * an auth file (open mode: everyone may do everything). Immutable.
  *
  * @param name   the principal's name ({@code [a-z0-9._-]{1,64}}), or null for {@link #OPEN}
  * @param grants what it may do, per namespace

@@ -364,10 +364,10 @@ enum Setting {
             }
         },
         /*
-         * Capped so that no ZooKeeper packet comes near its 1 MiB limit (issue 9): a session's close or expiry is one
-         * multi deleting every request (a queue node's path, at most about 600 bytes with a 512-character name, and
-         * its record, about 90), so 1,000 requests make at most about 700 KB; a lock's getChildren lists its queue,
-         * 62 bytes a node, so 10,000 make about 620 KB.
+         * Capped so that no ZooKeeper packet comes near its 1 MiB limit: a session's close or expiry is one multi
+         * deleting every request (a queue node's path, at most about 600 bytes with a 512-character name, and its
+         * record, about 90), so 1,000 requests make at most about 700 KB; a lock's getChildren lists its queue, 62
+         * bytes a node, so 10,000 make about 620 KB.
          */
         REQUESTS_PER_SESSION("N", "a whole number 1-1000 (a session's close is one ZooKeeper transaction)") {
             @Override

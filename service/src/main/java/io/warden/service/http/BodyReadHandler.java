@@ -19,10 +19,10 @@ import org.eclipse.jetty.util.Callback;
 import org.eclipse.jetty.util.thread.Scheduler;
 
 /**
- * Reads every request body in full before the request reaches Javalin, without holding a thread while the bytes
- * trickle in, and within {@code body-read-timeout-ms} (issue 12: 300 connections that sent headers and one byte of
- * their body pinned all of Jetty's threads in {@link Exchange#body}'s blocking read for the connection's long idle
- * timeout). The handlers then read the body from memory, so {@link Exchange#body} never blocks on the network.
+ * Reads every request body in full before the request reaches Javalin, without holding a thread while the bytes trickle
+ * in, and within {@code body-read-timeout-ms} (otherwise 300 connections that send headers and one byte of their body
+ * pin all of Jetty's threads in {@link Exchange#body}'s blocking read for the connection's long idle timeout). The
+ * handlers then read the body from memory, so {@link Exchange#body} never blocks on the network.
  *
  * <ul>
  *   <li>No body expected (no Content-Length above 0, not chunked): passed on at once.</li>

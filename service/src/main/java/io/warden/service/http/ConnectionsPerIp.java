@@ -12,11 +12,11 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * At most {@code limit} open connections per client address ({@code max-connections-per-ip}); a connection past it
- * is closed as soon as it opens, unanswered, and counted (issue 12: one host could open enough connections to pin
- * every thread or descriptor). Held acquires and watch streams count: they are connections. (A WebSocket upgrade
- * ends the HTTP connection, and with it that count; whether the WebSocket connection is counted again depends on
- * Jetty handing it these listeners. Either way every count added is taken off once.)
+ * At most {@code limit} open connections per client address ({@code max-connections-per-ip}); a connection past it is
+ * closed as soon as it opens, unanswered, and counted (otherwise one host could open enough connections to pin every
+ * thread or descriptor). Held acquires and watch streams count: they are connections. (A WebSocket upgrade ends the
+ * HTTP connection, and with it that count; whether the WebSocket connection is counted again depends on Jetty handing
+ * it these listeners. Either way every count added is taken off once.)
  *
  * <p>Concurrency: Jetty calls {@link #onOpened} and {@link #onClosed} on its selector and pool threads, once each
  * per connection. {@code open} maps an address to its open connections; an entry is removed when its count drops to

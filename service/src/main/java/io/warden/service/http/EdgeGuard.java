@@ -14,8 +14,8 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * What a request must show before any handler sees it (issue 12, item 1): that a browser cannot be made to send it
- * from another site, nor be pointed at this gateway under a foreign name.
+ * What a request must show before any handler sees it: that a browser cannot be made to send it from another site, nor
+ * be pointed at this gateway under a foreign name.
  *
  * <ul>
  *   <li>{@code Host} must name this gateway: one of {@code allowed-hosts}, by default the loopback names, this

@@ -51,7 +51,7 @@ final class Fields {
         if (value.codePoints().anyMatch(cp -> Character.isISOControl(cp) || Character.getType(cp) == Character.SURROGATE)) {
             throw WardenException.invalid(field, "must be text without control characters or unpaired surrogates");
         }
-        // Issue 12: invisible characters make a client id that is not what it looks like in the console and the logs.
+        // Invisible characters make a client id that is not what it looks like in the console and the logs.
         // FORMAT (Cf) covers the bidi controls U+200E/F, U+202A-E, U+2066-9, the zero-width U+200B-D, U+2060, U+FEFF
         // and the soft hyphen; line and paragraph separators break a log line.
         if (value.codePoints().anyMatch(cp -> Character.getType(cp) == Character.FORMAT
@@ -94,7 +94,7 @@ final class Fields {
         try {
             value = Long.parseLong(text);
         } catch (NumberFormatException e) {
-            // Past the range of a long either way (issue 10, finding 17: this said "must be at least 0" for a huge number).
+            // Past the range of a long either way: name both bounds ("at least 0" would be wrong for a huge number).
             throw WardenException.invalid(field, "must be between " + min + " and " + max + ", got " + abbreviate(text));
         }
         return checkRange(field, value, min, max);

@@ -37,10 +37,10 @@ import org.slf4j.LoggerFactory;
  * without a thread ({@code ctx.future}), and answers every failure with a problem document made in one place
  * ({@link Problems}).
  *
- * <p>The edge (issue 12): {@link BodyReadHandler} reads every body before a handler runs, without a thread and within
+ * <p>The edge: {@link BodyReadHandler} reads every body before a handler runs, without a thread and within
  * {@code body-read-timeout-ms}; {@link ConnectionsPerIp} caps open connections per client address
- * ({@code max-connections-per-ip}); {@link KeepaliveSockets} caps the replies queued for a socket; Jetty's own
- * errors are problem documents ({@link JettyProblemHandler}).
+ * ({@code max-connections-per-ip}); {@link KeepaliveSockets} caps the replies queued for a socket; Jetty's own errors
+ * are problem documents ({@link JettyProblemHandler}).
  *
  * <p>Lifecycle: {@link #start} once, optionally {@link #beginDrain} (new calls get 503, held calls are still
  * answered by the engine), then {@link #stop}.

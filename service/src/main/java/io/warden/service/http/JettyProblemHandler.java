@@ -15,11 +15,11 @@ import org.eclipse.jetty.util.Callback;
  * large, ...) as problem documents instead of HTML pages, so a client always gets
  * {@code application/problem+json}. The document comes from {@link Problems}, like every other.
  *
- * <p>Issue 12: Jetty answered a request line without a path or with an unknown version 505, and wrote no body at all
- * for methods other than GET, POST and HEAD ({@code OPTIONS *}). Bad input is now always a 4xx: 501 and 505 (what
+ * <p>Left to itself, Jetty answers a request line without a path or with an unknown version 505, and writes no body at
+ * all for methods other than GET, POST and HEAD ({@code OPTIONS *}). Here bad input is always a 4xx: 501 and 505 (what
  * Jetty's parser says of a request it cannot parse) become 400, as does {@code *} as a target (this API has no
- * server-wide OPTIONS); every method gets the document; and an error about the request line, the path,
- * Content-Length or Transfer-Encoding names it in {@code field}.
+ * server-wide OPTIONS); every method gets the document; and an error about the request line, the path, Content-Length
+ * or Transfer-Encoding names it in {@code field}.
  */
 final class JettyProblemHandler extends ErrorHandler {
     private final Problems problems;

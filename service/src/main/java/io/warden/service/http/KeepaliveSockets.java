@@ -22,7 +22,7 @@ import java.util.function.BooleanSupplier;
  *   <li>4400 when the path's session id is malformed;</li>
  *   <li>1001 when this gateway drains (the client reconnects to another);</li>
  *   <li>1008 when a client has more than {@link #MAX_IN_FLIGHT} heartbeats unanswered, or more than
- *       {@link #MAX_BACKLOG} replies queued that it has not read (issue 12: a client that sends and never reads).</li>
+ *       {@link #MAX_BACKLOG} replies queued that it has not read (a client that sends and never reads).</li>
  *   <li>4401 without credentials a principal has, 4403 when the session is another principal's (with an auth file;
  *       checked once, at connect, before the first heartbeat is answered).</li>
  * </ul>

@@ -61,10 +61,10 @@ final class LeaseRoutes {
     }
 
     /**
-     * For a try-lock ({@code wait_ms} 0): the 409 when the lock has a holder now, found with a read, so that the
-     * usual answer to a held resource writes nothing (issue 12: the fuzz test saw every such 409 open and close a
-     * session, moving the zxid for a rejected request). Null when the lock is free or the call may wait: then a
-     * session is opened as before, and a holder that comes between the read and the acquire still gets the 409 of
+     * For a try-lock ({@code wait_ms} 0): the 409 when the lock has a holder now, found with a read, so that the usual
+     * answer to a held resource writes nothing (otherwise every such 409 would open and close a session: ZooKeeper
+     * writes, and a new zxid, for a rejected request). Null when the lock is free or the call may wait: then a session
+     * is opened as usual, and a holder that comes between the read and the acquire still gets the 409 of
      * {@link #acquireOrClose} (a race that costs a session's open and close, nothing else).
      */
     private CompletableFuture<ProblemException> heldNow(Requests.LeaseAcquire r) {

@@ -32,12 +32,12 @@ import java.util.concurrent.atomic.AtomicLong;
  * its id; comments ({@code : ...}) as heartbeats. Events come whole per transaction ({@link #events}); their frames are
  * made once per event for every stream ({@link EventBatch#frames}).
  *
- * <p>Backpressure: what waits to be written counts twice. Against this stream's own bound, {@link #MAX_QUEUED_BYTES}
- * of live events (a single larger item, such as a big RESYNC or transaction, is still taken when the queue is empty;
+ * <p>Backpressure: what waits to be written counts twice. Against this stream's own bound, {@link #MAX_QUEUED_BYTES} of
+ * live events (a single larger item, such as a big RESYNC or transaction, is still taken when the queue is empty;
  * transactions replayed from the history do not count, the history keeps them anyway). And against the gateway's
- * {@link WatchMemory}, everything, shared frames once (issue 10, finding 14). An item that does not fit means the
- * consumer is too slow, or this stream holds more than its share while memory is short: the connection is cut, and the
- * client resumes from the last id it got.
+ * {@link WatchMemory}, everything, shared frames once. An item that does not fit means the consumer is too slow, or
+ * this stream holds more than its share while memory is short: the connection is cut, and the client resumes from the
+ * last id it got.
  *
  * <p>Concurrency: the hub's thread offers items; a drain, on {@code executor} or in Jetty's {@code onWritePossible},
  * writes them. At most one drain runs at a time: {@code draining} is true from when one is started (or, at first, until
@@ -130,8 +130,8 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
 
     /**
      * One transaction's events (those the watch covers) as frames: the events' frames are the batch's, made once for
-     * every stream (issue 10, finding 15), and only the last carries the id, so {@code Last-Event-ID} never names a
-     * revision whose events were not all sent (finding 10).
+     * every stream, and only the last carries the id, so {@code Last-Event-ID} never names a revision whose events were
+     * not all sent.
      */
     @Override
     public boolean events(EventBatch batch, int[] selected) {

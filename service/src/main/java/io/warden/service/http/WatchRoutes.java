@@ -18,7 +18,7 @@ import java.util.concurrent.Executor;
  * {@link SseStream} to the gateway's watches and keeps the response open as a Server-Sent Events stream. A
  * {@code Last-Event-ID} header (what {@code EventSource} sends when it reconnects) counts as {@code since_revision}
  * when the query has none. With {@code session_id} only that session's events pass (and a RESYNC lists only the locks
- * where it holds or waits); name and prefix are then optional (issue 10, finding 2: the SDK's watch of its own holds).
+ * where it holds or waits); name and prefix are then optional (the SDK watches its own holds this way).
  *
  * <p>Concurrency: {@link #open} is a concurrent set (bounded by the hub's watch limit); streams add and remove
  * themselves from any thread. {@code memory} is the one budget of all streams ({@link WatchMemory}, thread-safe).

@@ -23,10 +23,10 @@ import java.util.function.Predicate;
 
 /**
  * The watches that held acquire calls keep on their blockers ({@link LockQueue#blocker}): one ZooKeeper data watch and
- * one watcher object per blocker node, shared by every call on this gateway that waits for that node, and taken off
- * the client and the server ({@link Zk#removeDataWatches}) as soon as the last of those calls is answered or moves on
- * to another node. (Before, each call added its own watcher and nothing took it off when the call ended: it stayed
- * until the blocker changed, with the server's watch under it; issue 9, finding 13.)
+ * one watcher object per blocker node, shared by every call on this gateway that waits for that node, and taken off the
+ * client and the server ({@link Zk#removeDataWatches}) as soon as the last of those calls is answered or moves on to
+ * another node. (A watcher per call that nothing took off when the call ended would stay until the blocker changed,
+ * with the server's watch under it.)
  *
  * <p>When a watched node is deleted or changes, every call waiting for it is woken ({@code wake}: the engine reads the
  * queue again). A call waits for one node at a time; watching another node leaves the first.

@@ -54,10 +54,10 @@ public final class LockEngine {
     private static final Logger log = LoggerFactory.getLogger(LockEngine.class);
     private static final int MAX_CREATE_ATTEMPTS = 8;
     /*
-     * Bounds of the engine's in-memory hints (issue 9, finding 14). Each map only saves a ZooKeeper read: an entry
-     * evicted (least recently used first, by Caffeine) costs one read when it would have been used, never a wrong
-     * answer. 100,000 is the default max-sessions-per-gateway: one hint per session tracked here, and one made request
-     * per session, stay cached; about 25 MB each at most.
+     * Bounds of the engine's in-memory hints (design.md, "Memory: what bounds every map"). Each map only saves a
+     * ZooKeeper read: an entry evicted (least recently used first, by Caffeine) costs one read when it would have been
+     * used, never a wrong answer. 100,000 is the default max-sessions-per-gateway: one hint per session tracked here,
+     * and one made request per session, stay cached; about 25 MB each at most.
      */
     static final int MAX_HINTS = 100_000;
     static final int MAX_RELEASED_AT = 10_000;
@@ -160,7 +160,7 @@ public final class LockEngine {
                     .forPath(lockPath + "/" + QueueEntry.prefix(uuid, req.mode()), nodeData));
             if (p.clientId() != null) {
                 // Made and removed in this transaction: its notification tells the watch mirrors the client id without
-                // a read (issue 10, finding 13; CellPaths.clientIdNote). Last, so the results above keep their places.
+                // a read (CellPaths.clientIdNote). Last, so the results above keep their places.
                 String note = requestPath + "/" + CellPaths.clientIdNote(p.clientId());
                 list.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(note, new byte[0]));
                 list.add(zk.ops().delete().forPath(note));
@@ -338,7 +338,7 @@ public final class LockEngine {
     /** The request was made before (same session and request id): find its queue node. */
     private CompletableFuture<Waiting> existing(AcquireRequest req, String lockPath, String uuid, long token, long start) {
         // A retry may reach here with no write of its own (a session at its request limit only reads): sync first, so
-        // the grant decision that follows reads state at least as new as the call (issue 9, finding 5; design.md,
+        // the grant decision that follows reads state at least as new as the call (design.md,
         // "Acquire"). On every other path the call's own multi came first on this connection, which orders its reads.
         // A failed sync fails the call (503, the client retries): a read without it could be the stale one.
         // StaleFollowerIT shows the double grant without the sync.
@@ -402,8 +402,8 @@ public final class LockEngine {
             }
             if (w.evaluations++ == 0) {
                 metrics.queueDepth(q.entries().size());
-                // Waiters only (issue 12: counting the holders made --max-waiters-per-lock 5 admit 4); this request is
-                // one of them unless it holds.
+                // Waiters only: counting the holders would let a lock with one holder admit one waiter fewer than
+                // max-waiters-per-lock. This request is one of the waiters unless it holds.
                 if (!q.holds(i) && q.waiters().size() > maxWaitersPerLock) {
                     w.tooMany = true;
                 }
@@ -438,7 +438,8 @@ public final class LockEngine {
             QueueEntry blocker = next.get();
             log.debug("request {} on {} (token {}) waits for {}", w.req.requestId(), w.req.name(), w.token, blocker.node());
             // The watch is set with getData, not exists: on a node that is already gone, exists would leave a watch for
-            // its creation, and a queue node's name never comes back (issue 9, finding 12). NONODE leaves no watch.
+            // its creation, and a queue node's name never comes back, so that watch would stay for good. NONODE leaves
+            // no watch.
             blockers.watch(w.lockPath + "/" + blocker.node(), w).whenComplete((watched, e2) -> {
                 if (e2 != null) {
                     fail(w, Zk.translate(e2));

@@ -75,8 +75,8 @@ public final class LockQueue {
     /**
      * How many entries hold, for entries already sorted in {@link #order()}: the same rule as {@link #holders()}, read
      * from the head only. It looks at the holders and at most two entries after them, so a caller that keeps its queue
-     * sorted (the watch mirror) pays O(holders) per change, not a parse and sort of the whole queue (issue 10, finding
-     * 15: at 10,000 waiters every change re-sorted all of them).
+     * sorted (the watch mirror) pays O(holders) per change, not a parse and sort of the whole queue (which, at 10,000
+     * waiters, would re-sort all of them on every change).
      */
     public static int holderCount(Iterator<QueueEntry> sorted) {
         if (!sorted.hasNext()) {

@@ -24,8 +24,8 @@ import java.util.concurrent.CompletableFuture;
  * <p>A release needs no read when the request was made through this gateway ({@link #remember}): the hint names the
  * node; a stale hint makes the {@code multi} fail harmlessly and the node is then looked up.
  *
- * <p>A cancel of a request the queue does not have leaves a tombstone for it (issue 10, finding 5), so an acquire that
- * the cancel overtook fails when it arrives.
+ * <p>A cancel of a request the queue does not have leaves a tombstone for it, so an acquire that the cancel overtook
+ * fails when it arrives.
  *
  * <p>Concurrency: {@link #made} is a concurrent map of at most {@link LockEngine#MAX_HINTS} entries (least recently
  * used evicted: a miss costs the look-up); nothing else is kept. Continuations run on Curator's event thread.
@@ -82,7 +82,7 @@ final class RequestEnds {
      * Ends the session's request with protection id {@code uuid} on the lock, queued or granted; false when absent.
      * An absent request is remembered as ended (a tombstone, {@link Tombstones#unknownOps}): the cancel may have
      * overtaken its acquire, which must then fail when it arrives instead of queueing, or granting, a request its
-     * client gave up (issue 10, finding 5). So when this completes, the request is gone for good, whatever was in flight.
+     * client gave up. So when this completes, the request is gone for good, whatever was in flight.
      */
     CompletableFuture<Boolean> cancel(String sessionId, String lockPath, String uuid) {
         return cancel(sessionId, lockPath, uuid, 1);

@@ -17,11 +17,11 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Holds plus queued requests per owner (issue 12, edge finding 3): so that one principal — in open mode one client
- * address — cannot fill a gateway, and through it the cell, with locks and waiters for everyone, at most
- * {@code max-requests-per-principal} of them. The owner of a request is the owner of its session
- * ({@link SessionRecord#quotaOwner}: the session's principal, else the address that opened it), whoever makes the call
- * (an admin acquiring on another principal's session counts against that principal).
+ * Holds plus queued requests per owner, so that one principal — in open mode one client address — cannot fill a
+ * gateway, and through it the cell, with locks and waiters for everyone, at most {@code max-requests-per-principal} of
+ * them. The owner of a request is the owner of its session ({@link SessionRecord#quotaOwner}: the session's principal,
+ * else the address that opened it), whoever makes the call (an admin acquiring on another principal's session counts
+ * against that principal).
  *
  * <p><b>What is counted</b>: the requests made through this gateway (an acquire's {@code multi} that created its request
  * record and queue node here) that this gateway has not seen end, plus places reserved by acquires whose {@code multi}
@@ -32,10 +32,11 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p><b>What the bound does not cover</b>: it is per gateway (a principal using N gateways may have N times the limit
  * in the cell); a retry of an existing request (same {@code request_id}) is let through at the limit and not counted
- * again (it makes nothing new; it was counted where it was made); sessions whose records name neither a principal nor an
- * address ({@link SessionRecord#UNKNOWN_OWNER}: written before issue 12, or opened through the Java API without them)
- * are not counted at all; a session evicted from this map (more than {@link LockEngine#MAX_HINTS} sessions with counted
- * requests) stops counting its requests, which undercounts, never refuses wrongly.
+ * again (it makes nothing new; it was counted where it was made); sessions whose records name neither a principal nor
+ * an address ({@link SessionRecord#UNKNOWN_OWNER}: written by gateways that predate auth files, or opened through the
+ * Java API without them) are not counted at all; a session evicted from this map (more than
+ * {@link LockEngine#MAX_HINTS} sessions with counted requests) stops counting its requests, which undercounts, never
+ * refuses wrongly.
  *
  * <p><b>Ends elsewhere</b>: a request made here may end where this gateway does not hear it (released or cancelled
  * through another gateway; its session closed or expired by another gateway after a takeover). Its place is then held

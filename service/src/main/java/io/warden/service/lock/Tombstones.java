@@ -69,11 +69,11 @@ final class Tombstones {
 
     /**
      * The operations that remember a cancel of a request that was never made (or not yet: its acquire may still be on
-     * its way, issue 10 finding 5): create its record as a tombstone, brought to version {@value #TOMBSTONE_VERSION}
-     * like every other tombstone (so pruning treats it alike), and mark the end. A late acquire with that request id
-     * then fails on the existing record, as a late duplicate of an ended request does. Fails with NODEEXISTS on the
-     * first operation when the record exists (the acquire came first, or the request already ended), and with NONODE
-     * when the session is gone.
+     * its way, overtaken by the cancel): create its record as a tombstone, brought to version
+     * {@value #TOMBSTONE_VERSION} like every other tombstone (so pruning treats it alike), and mark the end. A late
+     * acquire with that request id then fails on the existing record, as a late duplicate of an ended request does.
+     * Fails with NODEEXISTS on the first operation when the record exists (the acquire came first, or the request
+     * already ended), and with NONODE when the session is gone.
      */
     List<CuratorOp> unknownOps(String sessionId, String uuid) throws Exception {
         String record = CellPaths.sessionRequest(sessionId, uuid);

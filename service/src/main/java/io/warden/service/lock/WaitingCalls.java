@@ -12,11 +12,11 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>Concurrency: owns {@link #bySession}. A session's set is created, changed and dropped only inside
  * {@code compute}/{@code computeIfPresent} on that session's key, so "add" and "remove, and drop the set when it is
- * empty" are each one atomic step: a call can never be added to a set that has just been dropped from the map (issue
- * 9, finding 8: {@code computeIfAbsent(...).add(call)} raced {@code remove(key, emptySet)} and lost the call). The
- * sets are concurrent, so readers iterate them outside the map's lock; what they return is a snapshot. Bounded by the
- * calls the gateway holds open (each ends by its {@code wait_ms} timer at the latest); a session has calls for at most
- * {@code max-requests-per-session} requests, plus retries of those.
+ * empty" are each one atomic step: a call can never be added to a set that has just been dropped from the map (with
+ * {@code computeIfAbsent(...).add(call)} beside {@code remove(key, emptySet)}, a call could be added to a set that the
+ * remove had just dropped, and be lost). The sets are concurrent, so readers iterate them outside the map's lock; what
+ * they return is a snapshot. Bounded by the calls the gateway holds open (each ends by its {@code wait_ms} timer at the
+ * latest); a session has calls for at most {@code max-requests-per-session} requests, plus retries of those.
  *
  * @param <W> the call (the engine's {@code Waiting}); compared by identity or its own equals
  */

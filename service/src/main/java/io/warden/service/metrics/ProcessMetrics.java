@@ -10,11 +10,11 @@ import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 
 /**
- * What an operator needs of the process beside Warden's own figures (issue 12): heap and other memory pools
+ * What an operator needs of the process beside Warden's own figures: heap and other memory pools
  * ({@code jvm_memory_used_bytes}, {@code jvm_memory_max_bytes}), garbage collection ({@code jvm_gc_pause_seconds}),
  * threads ({@code jvm_threads_live_threads}), classes, CPU ({@code process_cpu_usage}, {@code system_cpu_usage}),
- * uptime and file descriptors ({@code process_files_open_files}, {@code process_files_max_files}). Jetty's thread
- * pool and connections are bound by the HTTP API, which owns the server.
+ * uptime and file descriptors ({@code process_files_open_files}, {@code process_files_max_files}). Jetty's thread pool
+ * and connections are bound by the HTTP API, which owns the server.
  *
  * <p>{@link #close} stops the GC binder's notification listener; the other binders hold nothing.
  */

@@ -178,8 +178,8 @@ final class SessionExpiry {
             } else if (err == null && (t.gone || tracker.get(t.id) != t)) {
                 // The record names this gateway run again, but under another tracking (the session was taken over
                 // elsewhere and then back, with a fresh TTL + B): this expiry's deadline is not that tracking's. Taking
-                // the new version here expired a session 0.2 s after acknowledging its keepalive (issue 11, JepsenIT
-                // seed 4167334835; SessionTrustTest.aStaleExpiry_*).
+                // the new version here would expire a session 0.2 s after acknowledging its keepalive (JepsenIT seed
+                // 4167334835; SessionTrustTest.aStaleExpiry_*).
                 tracker.expiryDone(t, false);
             } else if (err == null && attempt < MAX_ATTEMPTS) {
                 synchronized (t) {

@@ -258,8 +258,8 @@ public final class SessionManager {
             }
             SessionRecord written = mine;
             String quotaOwner = SessionQuotas.owner(rec);
-            // The gateway-wide and per-owner limits hold for takeovers too (issue 12, edge finding 3); the place is
-            // reserved before the write, so concurrent takeovers cannot overshoot them, and given back if it fails.
+            // The gateway-wide and per-owner limits hold for takeovers too; the place is reserved before the write, so
+            // concurrent takeovers cannot overshoot them, and given back if it fails.
             tracker.quotas().reserve(quotaOwner);
             long sent = clock.read();
             return zk.setData(path, Json.write(mine), ds.stat().getVersion()).handle((stat, err) -> {

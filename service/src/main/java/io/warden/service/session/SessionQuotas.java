@@ -5,14 +5,15 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The sessions one gateway tracks, counted in all and per owner (issue 12, edge finding 3), so that one client cannot
- * fill the gateway's {@code max-sessions-per-gateway} for everyone: at most {@code max-sessions-per-principal} per
- * principal, or, in open mode, per client address that opened them. Opens and takeovers reserve a place before they
- * write to ZooKeeper (so concurrent ones cannot overshoot a limit) and give it back when the write fails; adoption of an
- * orphaned session never refuses (it must not drop a session), so it counts without a limit.
+ * The sessions one gateway tracks, counted in all and per owner, so that one client cannot fill the gateway's
+ * {@code max-sessions-per-gateway} for everyone: at most {@code max-sessions-per-principal} per principal, or, in open
+ * mode, per client address that opened them. Opens and takeovers reserve a place before they write to ZooKeeper (so
+ * concurrent ones cannot overshoot a limit) and give it back when the write fails; adoption of an orphaned session
+ * never refuses (it must not drop a session), so it counts without a limit.
  *
- * <p>The owner of a session comes from its record: {@code principal}, else {@code address}; records written before
- * issue 12 have neither and share the owner {@link #UNKNOWN}, to which only the gateway-wide limit applies.
+ * <p>The owner of a session comes from its record: {@code principal}, else {@code address}; records written by gateways
+ * that predate auth files have neither and share the owner {@link #UNKNOWN}, to which only the gateway-wide limit
+ * applies.
  *
  * <p>Concurrency: the per-owner map and the total are updated together under this object's monitor (short, no I/O).
  * The map holds one entry per owner with at least one tracked or reserved session: at most

@@ -3,23 +3,27 @@ package io.warden.service.session;
 import com.fasterxml.jackson.annotation.JsonInclude;
 
 /**
- * The durable session record at {@code /sessions/{id}}. {@code gateway} and {@code incarnation} name the gateway run that
- * tracks its TTL ({@link Owner}): a gateway restarted under the same id is another incarnation, so an old run that was
- * only partitioned sees, when it hears from ZooKeeper again, that the record is no longer its own. {@code principal} is
- * the auth-file principal that opened the session (contract §6: the session is its), or null for a session opened in
- * open mode (absent from records written before issue 12), which only admins may use once an auth file is in force.
- * {@code address} is the client address that opened it (for the per-owner session quota in open mode, and operators).
+ * The durable session record at {@code /sessions/{id}}. {@code gateway} and {@code incarnation} name the gateway run
+ * that tracks its TTL ({@link Owner}): a gateway restarted under the same id is another incarnation, so an old run that
+ * was only partitioned sees, when it hears from ZooKeeper again, that the record is no longer its own.
+ * {@code principal} is the auth-file principal that opened the session (contract §6: the session is its), or null for a
+ * session opened in open mode (absent from records written by gateways that predate auth files), which only admins may
+ * use once an auth file is in force. {@code address} is the client address that opened it (for the per-owner session
+ * quota in open mode, and operators).
  */
 public record SessionRecord(String clientId, long ttlMs, long lockDelayMs, String gateway, String incarnation,
                             @JsonInclude(JsonInclude.Include.NON_NULL) String principal,
                             @JsonInclude(JsonInclude.Include.NON_NULL) String address) {
-    /** The quota owner of records that name neither a principal nor an address (written before issue 12). */
+    /**
+     * The quota owner of records that name neither a principal nor an address (written by gateways that predate auth
+     * files).
+     */
     public static final String UNKNOWN_OWNER = "(unknown)";
 
     /**
-     * Whose quotas a session of {@code principal} opened from {@code address} counts against (issue 12, edge finding
-     * 3): {@code "principal X"}, else (open mode) {@code "address A"}, else {@link #UNKNOWN_OWNER}. The same key for the
-     * session quota ({@code SessionQuotas}) and the request quota ({@code lock.RequestQuotas}).
+     * Whose quotas a session of {@code principal} opened from {@code address} counts against: {@code "principal X"},
+     * else (open mode) {@code "address A"}, else {@link #UNKNOWN_OWNER}. The same key for the session quota
+     * ({@code SessionQuotas}) and the request quota ({@code lock.RequestQuotas}).
      */
     public static String quotaOwner(String principal, String address) {
         return principal != null ? "principal " + principal : address != null ? "address " + address : UNKNOWN_OWNER;

@@ -7,9 +7,9 @@ import java.util.function.Function;
  * The events of one ZooKeeper transaction, as the hub publishes them: every watch gets a transaction's events in one
  * call (the ones its filter covers), and the history keeps them together.
  *
- * <p>Serialised once (issue 10, finding 15): the wire form of each event is made the first time a stream asks for it
- * ({@link #frame}) and shared by every stream that sends it, instead of once per watch. {@link #frameBytes} is what the
- * frames take, counted once in the watches' memory budget while any stream still has them queued ({@link #refs}).
+ * <p>Serialised once: the wire form of each event is made the first time a stream asks for it ({@link #frame}) and
+ * shared by every stream that sends it, instead of once per watch. {@link #frameBytes} is what the frames take, counted
+ * once in the watches' memory budget while any stream still has them queued ({@link #refs}).
  *
  * <p>Concurrency: the events are immutable. {@code frames} is filled on the hub's thread only (streams ask for frames
  * while the hub offers them the batch) and read by the streams' writers afterwards: the hand-over through each stream's

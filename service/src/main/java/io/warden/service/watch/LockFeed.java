@@ -33,29 +33,29 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@code /lockdelay} and {@code /sessions}, set on ZooKeeper's own handle (Curator's watcher wrapper drops the events'
  * zxids), whose notifications are gathered into whole transactions ({@link Transaction}) and applied in zxid order.
  *
- * <p><b>One transaction at a time</b> (issue 10, findings 10 and 11). ZooKeeper sends a transaction's notifications one
- * by one; a {@code multi} that closes a session with 1,000 holds is 1,000 of them. They are gathered, and the mirror
- * changes and the hub publishes only when the transaction is complete, so a watch never starts (nor gets a RESYNC) in
- * the middle of one, and every stream gets a transaction's events together. A transaction is complete when a
- * notification of a later zxid arrives (ZooKeeper delivers them in zxid order), or when a reply to a request this
- * gateway sent after the transaction's first notification arrives: the server applies a transaction (and queues all of
- * its notifications to this connection) before it serves a request that arrived later (no read runs beside a write),
- * and the client hands replies and notifications to the event thread in the order they came. Every reply through
- * {@link Zk} is such a signal ({@link #replied}), so the gateway's own transactions complete at once; one that has been
- * the newest for {@link #FLUSH_DELAY} (another gateway's or client's, with nothing after it) gets a probe, an {@code
- * exists} of {@code /locks}, whose reply completes it. A busy cell needs no probes; a quiet one costs at most one read
- * per {@code FLUSH_DELAY} per gateway. The timing only decides when a complete transaction is published, never what it
+ * <p><b>One transaction at a time</b>. ZooKeeper sends a transaction's notifications one by one; a {@code multi} that
+ * closes a session with 1,000 holds is 1,000 of them. They are gathered, and the mirror changes and the hub publishes
+ * only when the transaction is complete, so a watch never starts (nor gets a RESYNC) in the middle of one, and every
+ * stream gets a transaction's events together. A transaction is complete when a notification of a later zxid arrives
+ * (ZooKeeper delivers them in zxid order), or when a reply to a request this gateway sent after the transaction's first
+ * notification arrives: the server applies a transaction (and queues all of its notifications to this connection)
+ * before it serves a request that arrived later (no read runs beside a write), and the client hands replies and
+ * notifications to the event thread in the order they came. Every reply through {@link Zk} is such a signal
+ * ({@link #replied}), so the gateway's own transactions complete at once; one that has been the newest for
+ * {@link #FLUSH_DELAY} (another gateway's or client's, with nothing after it) gets a probe, an {@code exists} of
+ * {@code /locks}, whose reply completes it. A busy cell needs no probes; a quiet one costs at most one read per
+ * {@code FLUSH_DELAY} per gateway. The timing only decides when a complete transaction is published, never what it
  * contains.
  *
- * <p><b>No reads</b> (finding 13): a transaction's events depend on its notifications' paths and zxid only (see
+ * <p><b>No reads</b>: a transaction's events depend on its notifications' paths and zxid only (see
  * {@link Transaction}), never on a read at notification time, so every gateway publishes the same events for the same
  * revisions. A queue node created without a request record in its transaction (a plain Curator client's) has no
  * session.
  *
- * <p><b>Bounded hand-off</b> (finding 15). ZooKeeper's event thread hands the relevant notifications to the hub's thread
- * and never blocks; at most {@code maxPending} wait there. Past that the hub has fallen behind: further notifications are
- * dropped (so memory does not grow) and, once the hub reaches the point where it fell behind, it rebuilds the mirror
- * from a full read and every watch gets a RESYNC, as after a disconnection.
+ * <p><b>Bounded hand-off</b>. ZooKeeper's event thread hands the relevant notifications to the hub's thread and never
+ * blocks; at most {@code maxPending} wait there. Past that the hub has fallen behind: further notifications are dropped
+ * (so memory does not grow) and, once the hub reaches the point where it fell behind, it rebuilds the mirror from a
+ * full read and every watch gets a RESYNC, as after a disconnection.
  *
  * <p><b>Rebuilds</b>: at start and after every reconnection (events while disconnected are lost; after a ZooKeeper
  * session loss the handle and its watches are new) the feed sets the watches again, reads everything

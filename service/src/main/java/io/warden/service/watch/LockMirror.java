@@ -16,10 +16,10 @@ import java.util.TreeSet;
  * This gateway's copy of every lock queue in the cell, kept by the watch on {@code /locks}, and the events its changes
  * make. Pure: no I/O; {@link LockFeed} feeds it whole ZooKeeper transactions in zxid order ({@link #apply}).
  *
- * <p>Events per transaction (issue 10, finding 12): each lock's events are derived from its state before and after the
- * whole transaction ({@link MirroredLock#apply}), so a request that the transaction removed is never GRANTED on the
- * way, and a session close that held L and waited on L with T waiting is RELEASED(hold), CANCELLED(wait), GRANTED(T) —
- * what the close reply says. Locks come in the order the transaction first touched them.
+ * <p>Events per transaction: each lock's events are derived from its state before and after the whole transaction
+ * ({@link MirroredLock#apply}), so a request that the transaction removed is never GRANTED on the way, and a session
+ * close that held L and waited on L with T waiting is RELEASED(hold), CANCELLED(wait), GRANTED(T) — what the close
+ * reply says. Locks come in the order the transaction first touched them.
  *
  * <p>Telling an expiry from a release or cancel: the expiry {@code multi} creates {@code /expired/{session}} in the same
  * transaction, and a lock-delay's holds are deleted together with {@code /lockdelay/{session}} (the record existed

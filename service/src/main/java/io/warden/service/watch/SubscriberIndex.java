@@ -8,12 +8,12 @@ import java.util.TreeMap;
 import java.util.function.Consumer;
 
 /**
- * The watches by what their filters name (issue 10, finding 15): an event's candidates are the watches of its exact
- * name, of its namespace, of every string prefix of its name (looked up only at the prefix lengths in use), and those
- * of everything; an event costs the watches that may want it, not every watch. The hub still checks each candidate's
- * whole filter ({@link WatchFilter#matches(WatchEvent)}), so a filter with more conditions than its name or prefix
- * stays correct. A session's filter without a name or prefix (the SDK's watch of its own holds, issue 10 finding 2)
- * is indexed by the session: an event costs the watches of its session, not every session's.
+ * The watches by what their filters name: an event's candidates are the watches of its exact name, of its namespace, of
+ * every string prefix of its name (looked up only at the prefix lengths in use), and those of everything; an event
+ * costs the watches that may want it, not every watch. The hub still checks each candidate's whole filter
+ * ({@link WatchFilter#matches(WatchEvent)}), so a filter with more conditions than its name or prefix stays correct. A
+ * session's filter without a name or prefix (the SDK's watch of its own holds) is indexed by the session: an event
+ * costs the watches of its session, not every session's.
  *
  * <p>Concurrency: not thread-safe; confined to the watch hub's thread. Bounded by the open watches (the hub's two
  * pools, {@link WatchHub.Limits}).

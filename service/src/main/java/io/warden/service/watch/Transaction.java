@@ -12,11 +12,11 @@ import java.util.Set;
 
 /**
  * What one ZooKeeper transaction (one zxid) did that the watch mirror cares about, gathered from all of its
- * notifications before any of it is applied (issue 10, findings 10–12): the mirror changes, and events are published,
- * one whole transaction at a time.
+ * notifications before any of it is applied: the mirror changes, and events are published, one whole transaction at a
+ * time, so no watch sees half a transaction.
  *
- * <p>Everything here comes from the notifications' paths, types and zxid; nothing is read (finding 13), so every gateway
- * derives the same events from the same transactions:
+ * <p>Everything here comes from the notifications' paths, types and zxid; nothing is read, so every gateway derives the
+ * same events from the same transactions:
  * <ul>
  *   <li>a created request record {@code /sessions/{sh}/{sid}/{uuid}} names the session of the queue node
  *   {@code _c_{uuid}-…} the same acquire creates;</li>

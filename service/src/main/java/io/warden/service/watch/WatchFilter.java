@@ -9,9 +9,9 @@ import io.warden.service.api.WardenException;
  * ({@code payments}: every lock of that namespace) or a namespace followed by {@code /} and the start of a path
  * ({@code payments/invoice-}: every lock whose name starts with that string).
  *
- * <p>With a {@code sessionId} as well (issue 10, finding 2: how the SDK learns that a hold of its session ended by a
- * force-release or a release from elsewhere), only the events of that session's requests pass, and a RESYNC lists only
- * the covered locks where that session holds or waits; without a name or prefix a session's filter covers every lock.
+ * <p>With a {@code sessionId} as well (how the SDK learns that a hold of its session ended by a force-release or a
+ * release from elsewhere), only the events of that session's requests pass, and a RESYNC lists only the covered locks
+ * where that session holds or waits; without a name or prefix a session's filter covers every lock.
  *
  * <p>The hub indexes watches by {@link #name()}, {@link #prefix()} and, for a session's filter without a name,
  * {@link #sessionId()} ({@code SubscriberIndex}), and asks {@link #matches(WatchEvent)} of each candidate.

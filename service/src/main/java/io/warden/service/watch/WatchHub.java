@@ -38,9 +38,9 @@ import java.util.concurrent.atomic.AtomicLong;
  * revision is still ahead (a restored or another ensemble). After a reconnection to ZooKeeper (events may have been
  * missed) the history starts again and every subscriber gets a {@code Resync}.
  *
- * <p>Fan-out (issue 10, finding 15): subscribers are indexed by name and prefix ({@link SubscriberIndex}), so an event
- * costs the watches that may want it; each event is serialised once, by the first stream that sends it
- * ({@link EventBatch#frames}); the hand-off from ZooKeeper's thread is bounded ({@link LockFeed}).
+ * <p>Fan-out: subscribers are indexed by name and prefix ({@link SubscriberIndex}), so an event costs the watches that
+ * may want it; each event is serialised once, by the first stream that sends it ({@link EventBatch#frames}); the
+ * hand-off from ZooKeeper's thread is bounded ({@link LockFeed}).
  *
  * <p>Concurrency: one thread ({@code warden-watch}) owns the mirror, the history, the index, the parked subscribers and
  * every {@link Sub}'s mutable fields; everything else hands it tasks. Sinks never block it (they queue, bounded).
@@ -50,9 +50,10 @@ import java.util.concurrent.atomic.AtomicLong;
  *
  * <p>Two pools: watches of names and prefixes (the console, EventSources, {@code warden watch}) share
  * {@link Limits#watches}; a session's own watch (any with {@code session_id=}, what the Java client keeps while it
- * holds locks, issue 10 finding 2) counts against {@link Limits#sessionWatches} instead (max-sessions-per-gateway),
- * at most {@link #WATCHES_PER_SESSION} per session. So a gateway's 10,000 watchers never lock its SDK sessions out of
- * learning that their holds ended, and no one session takes more than a few slots of its pool.
+ * holds locks, to learn when one ends elsewhere) counts against {@link Limits#sessionWatches} instead
+ * (max-sessions-per-gateway), at most {@link #WATCHES_PER_SESSION} per session. So a gateway's 10,000 watchers never
+ * lock its SDK sessions out of learning that their holds ended, and no one session takes more than a few slots of its
+ * pool.
  */
 public final class WatchHub implements WatchSource, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WatchHub.class);
@@ -243,7 +244,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
 
     // ------------------------------------------------------------------ the hub's thread
 
-    /** On the hub's thread, between transactions: the mirror is exact as of {@code revision} (issue 10, finding 11). */
+    /** On the hub's thread, between transactions: the mirror is exact as of {@code revision}. */
     private void activate(Sub sub, boolean caughtUp) {
         if (sub.cancelled.get()) {
             return;
@@ -254,7 +255,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         }
         if (sub.since != null && sub.since > revision && !caughtUp) {
             // Past this gateway's revision: maybe another gateway is a little ahead, maybe the revision is from a
-            // restored or another ensemble. Catch up with ZooKeeper first, then decide (issue 10, finding 17).
+            // restored or another ensemble. Catch up with ZooKeeper first, then decide.
             feed.catchUp(() -> activate(sub, true));
             return;
         }
@@ -360,7 +361,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         heartbeatTimer = clock.schedule(HEARTBEAT, () -> {
             onHub(() -> {
                 forEachLive(s -> s.sink.heartbeat());
-                // Parked watches too (issue 10, finding 16): during an outage only a write tells a dead client's slot.
+                // Parked watches too: during an outage only a write frees a dead client's slot.
                 parked.forEach(s -> s.sink.heartbeat());
             });
             scheduleHeartbeat();

@@ -5,10 +5,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The one bound on what all watch streams of a gateway may hold queued (issue 10, finding 14): before, each stream
- * could queue 1 MiB, 10,000 streams were allowed, and RESYNC frames bypassed even that, so 700 stalled watches exhausted
- * a 512 MiB heap. Now every queued byte is counted here — RESYNC frames, comments, and each transaction's shared frames
- * once however many streams have them queued ({@link EventBatch}) — against a limit sized from the heap (an eighth of
+ * The one bound on what all watch streams of a gateway may hold queued. A bound per stream is not enough: with 1 MiB
+ * per stream, 10,000 streams allowed and RESYNC frames outside even that, 700 stalled watches exhausted a 512 MiB heap.
+ * So every queued byte is counted here — RESYNC frames, comments, and each transaction's shared frames once however
+ * many streams have them queued ({@link EventBatch}) — against a limit sized from the heap (an eighth of
  * {@link Runtime#maxMemory()} unless configured: {@code watch-buffer-bytes}).
  *
  * <p>When a stream's frame would take the total past the limit, every other stream holding more than its share (the

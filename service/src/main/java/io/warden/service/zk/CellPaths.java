@@ -50,7 +50,7 @@ public final class CellPaths {
 
     /** Stands for '/' between a lock name's path segments in its node's name; not allowed in a segment. */
     public static final char SEGMENT_SEPARATOR = '~';
-    /** Lock nodes of a namespace are spread over this many shards, so no listing of one is large (issue 9). */
+    /** Lock nodes of a namespace are spread over this many shards, so no listing of one is large. */
     public static final int LOCK_SHARDS = 4096;
 
     /**
@@ -129,10 +129,10 @@ public final class CellPaths {
     private static final String CLIENT_NOTE = "~client-";
 
     /**
-     * The name of the client-id note an acquire's {@code multi} creates under its request record and deletes again
-     * (issue 10, finding 13): the node never outlives the transaction, but its creation's notification tells every
-     * watching gateway the session's client id, in the transaction, without a read. The id is base64url (UTF-8, no
-     * padding), at most 683 characters for the 128-character limit.
+     * The name of the client-id note an acquire's {@code multi} creates under its request record and deletes again: the
+     * node never outlives the transaction, but its creation's notification tells every watching gateway the session's
+     * client id, in the transaction, without a read. The id is base64url (UTF-8, no padding), at most 683 characters
+     * for the 128-character limit.
      */
     public static String clientIdNote(String clientId) {
         return CLIENT_NOTE + Base64.getUrlEncoder().withoutPadding().encodeToString(clientId.getBytes(StandardCharsets.UTF_8));

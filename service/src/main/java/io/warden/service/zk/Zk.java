@@ -42,9 +42,9 @@ public final class Zk {
     private final java.util.concurrent.atomic.AtomicLong disconnects = new java.util.concurrent.atomic.AtomicLong();
 
     /**
-     * How long ZooKeeper may leave this gateway's requests unanswered before {@link #failFast()} refuses new calls (issue
-     * 12: a frozen server, a black-holed link). ZooKeeper's client notices only after its read timeout, 2/3 of the
-     * session timeout (6.7 s by default), and says "connected" until then; every call made meanwhile hung. The sessions'
+     * How long ZooKeeper may leave this gateway's requests unanswered before {@link #failFast()} refuses new calls (a
+     * frozen server, a black-holed link). ZooKeeper's client notices only after its read timeout, 2/3 of the session
+     * timeout (6.7 s by default), and says "connected" until then; every call made meanwhile would hang. The sessions'
      * sync probe (every B/4, 1.25 s by default) keeps a request outstanding often enough for a freeze to show within
      * about B/4 + this. Requests already sent are not cut short: only the client's timeout or the connection loss ends
      * them, so a write that was applied is still seen as such ({@link MultiFailure#maybeApplied()}).

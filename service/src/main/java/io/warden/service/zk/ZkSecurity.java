@@ -26,7 +26,7 @@ import javax.security.auth.login.AppConfigurationEntry;
 import javax.security.auth.login.Configuration;
 
 /**
- * How a gateway authenticates to ZooKeeper and protects the cell's nodes there (issue 12, "ZooKeeper side"), from the
+ * How a gateway authenticates to ZooKeeper and protects the cell's nodes there, from the
  * {@code zk-tls-*}, {@code zk-sasl-*} and {@code zk-acl} settings, instead of raw {@code -Dzookeeper.*} flags and a
  * JAAS file:
  * <ul>
