@@ -94,7 +94,13 @@ class FailoverTest {
         List<SessionState> events = new CopyOnWriteArrayList<>();
         c.addListener(events::add);
         Hold hold = c.lock(NAME).acquire(Duration.ofSeconds(5));
+        // The local deadline counts from when the last acknowledged heartbeat was sent, not from when the acquire
+        // returned (on a loaded machine the acquire can take longer than a heartbeat interval). The second heartbeat
+        // acknowledged after this moment was sent after it, so the deadline is at least TTL - safety from here.
+        WebSocketKeepaliveTransport heartbeats = (WebSocketKeepaliveTransport) c.keepaliveTransport();
+        long acksBefore = heartbeats.socketAcks();
         long sessionDown = System.nanoTime();
+        Cell.await("two heartbeats acknowledged", () -> heartbeats.socketAcks() >= acksBefore + 2);
 
         g1.close();
 

@@ -42,18 +42,36 @@ class TtlShortenedElsewhereTest {
             Hold hold = alice.lock(NAME).acquire(Duration.ofSeconds(5));
             long acksBefore = heartbeats.socketAcks();
 
-            // Someone else (with alice's session id) shortens her TTL to 1 s.
-            cell.keepalive(gw, alice.sessionId(), 1000);
-            // Two of alice's heartbeats are acknowledged after that (each reporting about 1 s to live) ...
-            Cell.await("two heartbeats of alice acknowledged since", () -> heartbeats.socketAcks() >= acksBefore + 2);
+            // Someone else (with alice's session id) shortens her TTL to 2 s, and keeps the session alive until two of
+            // alice's heartbeats have been acknowledged since (each reporting about 2 s to live): the service now
+            // expires a session at its shortened deadline, and alice's next heartbeat at the 10 s TTL's interval
+            // (3.3 s) could come after it.
+            AtomicBoolean stop = new AtomicBoolean();
+            Thread other = new Thread(() -> {
+                while (!stop.get()) {
+                    cell.keepalive(gw, alice.sessionId(), 2000);
+                    try {
+                        Thread.sleep(200);
+                    } catch (InterruptedException e) {
+                        return;
+                    }
+                }
+            }, "other-caller");
+            other.start();
+            try {
+                Cell.await("two heartbeats of alice acknowledged since", () -> heartbeats.socketAcks() >= acksBefore + 2);
+            } finally {
+                stop.set(true);
+                other.join();
+            }
             assertThat(hold.isValid()).isTrue();
-            // ... then alice is cut off. The service may expire her session 1 s after it accepted her last keepalive,
+            // Then alice is cut off. The service may expire her session 2 s after it accepted her last keepalive,
             // which was before the cut: from then on her hold must not be valid (on b1994d3 it stayed valid for the
             // rest of the 10 s counted from a keepalive before the change).
             relay.cut();
             long cut = System.nanoTime();
-            Thread.sleep(Math.max(0, TimeUnit.NANOSECONDS.toMillis(cut + TimeUnit.SECONDS.toNanos(1) - System.nanoTime())) + 1);
-            assertThat(hold.isValid()).as("alice's hold, 1 s (her TTL now) after her last possible keepalive").isFalse();
+            Thread.sleep(Math.max(0, TimeUnit.NANOSECONDS.toMillis(cut + TimeUnit.SECONDS.toNanos(2) - System.nanoTime())) + 1);
+            assertThat(hold.isValid()).as("alice's hold, 2 s (her TTL now) after her last possible keepalive").isFalse();
 
             try (Hold bobs = bob.lock(NAME).acquire(Duration.ofSeconds(20))) {
                 assertThat(hold.isValid()).as("alice's hold is not valid once bob holds the lock").isFalse();

@@ -127,17 +127,20 @@ final class Vouching {
     }
 
     /**
-     * Completes when this gateway is fresh: at once when a recent sync came back, else after a sync sent now comes back.
-     * Fails with UNAVAILABLE (and records a refusal) when it is not connected or the sync takes longer than B/4.
+     * Completes when this gateway is fresh: at once when it is connected and a recent sync came back, else after a sync
+     * sent now comes back. Fails with UNAVAILABLE (and records a refusal) when it is not connected or the sync takes
+     * longer than B/4.
      */
     CompletableFuture<Void> awaitFresh() {
-        long now = clock.read();
-        if (freshAt(now)) {
-            return CompletableFuture.completedFuture(null);
-        }
+        // Disconnected first: the client knows at once, the state listener that calls refuse() hears of it later, and
+        // a gateway that knows it is cut off acknowledges nothing even while its last sync is younger than B.
         if (!zk.connected()) {
             refuse();
             return CompletableFuture.failedFuture(cannotVouch());
+        }
+        long now = clock.read();
+        if (freshAt(now)) {
+            return CompletableFuture.completedFuture(null);
         }
         CompletableFuture<Void> result = new CompletableFuture<>();
         Clock.Cancellable timeout = clock.schedule(Duration.ofNanos(boundNanos / 4), () -> {

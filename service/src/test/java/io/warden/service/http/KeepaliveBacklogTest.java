@@ -26,13 +26,20 @@ import org.junit.jupiter.api.Timeout;
  * answered, not replies queued for a client that does not read them. Now the replies queued but not yet written are
  * capped per socket ({@link KeepaliveSockets#MAX_BACKLOG}) and such a client is closed with 1008.
  *
- * <p>A raw-socket WebSocket client with a small receive window: it writes masked empty text frames, paced so the
- * engine always keeps up (the old limit never trips), and reads nothing until the gateway says it has closed it.
+ * <p>A raw-socket WebSocket client with a small receive window: it writes masked empty text frames and reads nothing
+ * until the gateway says it has closed it. It writes a burst only once the gateway has answered all but the last burst
+ * (counted by {@code warden.keepalives}), so the heartbeats never pile up unanswered and only the backlog limit can
+ * close it, while the replies come fast enough to fill the socket's buffers. Pacing by time ("a burst every 100 us, the engine keeps up") failed on a loaded machine: the
+ * heartbeats piled up unanswered, the gateway closed the socket for that instead, and the next write broke the pipe.
  */
 @Timeout(value = 90, unit = TimeUnit.SECONDS)
 class KeepaliveBacklogTest {
-    /** Heartbeats per write: fewer than the 16 unanswered the old limit allows, so only the new one can close it. */
-    private static final int BURST = 8;
+    /**
+     * Heartbeats per write. A burst is written once at most one burst is unanswered (by the count of answered
+     * keepalives, which runs at most one heartbeat ahead of the socket's own count): at most 2 x 7 + 1 = 15 in flight,
+     * below the 16 unanswered that close a socket, so only the backlog limit can close it.
+     */
+    private static final int BURST = 7;
 
     @AutoClose
     private final WardenFixture fx = WardenFixture.create();
@@ -56,15 +63,34 @@ class KeepaliveBacklogTest {
                 System.arraycopy(frame, 0, burst, i * frame.length, frame.length);
             }
             double maxBacklog = 0;
+            long sent = 0;
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(45);
             while (closedForBacklog(registry) == 0) {
                 if (System.nanoTime() > deadline) {
                     throw new AssertionError("not closed for its backlog within 45 s (the gateway's largest backlog seen: "
                             + maxBacklog + " replies)");
                 }
-                out.write(burst);
+                long answeredBy = sent - BURST;
+                long answerDeadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+                while (keepalives(registry) < answeredBy && closedForBacklog(registry) == 0) {
+                    if (System.nanoTime() > answerDeadline) {
+                        throw new AssertionError("the gateway answered " + keepalives(registry) + " of the first "
+                                + answeredBy + " heartbeats in 30 s");
+                    }
+                    Thread.sleep(0, 50_000); // a short poll: the replies must come fast enough to fill the buffers
+                }
+                if (closedForBacklog(registry) > 0) {
+                    break;
+                }
+                try {
+                    out.write(burst);
+                } catch (IOException e) {
+                    throw new AssertionError("the gateway closed the connection while heartbeats were being written ("
+                            + sent + " sent, " + keepalives(registry) + " answered, closed for the backlog: "
+                            + closedForBacklog(registry) + ")", e);
+                }
+                sent += BURST;
                 maxBacklog = Math.max(maxBacklog, backlog(registry));
-                Thread.sleep(0, 100_000);
             }
             assertThat(maxBacklog).as("replies the gateway held queued for this client").isLessThanOrEqualTo(KeepaliveSockets.MAX_BACKLOG);
 
@@ -78,6 +104,11 @@ class KeepaliveBacklogTest {
     private static double closedForBacklog(MeterRegistry registry) {
         Counter c = registry.find("warden.ws.closed.backlog").counter();
         return c == null ? 0 : c.count();
+    }
+
+    /** Keepalives the gateway has answered, whatever their result. */
+    private static double keepalives(MeterRegistry registry) {
+        return registry.find("warden.keepalives").counters().stream().mapToDouble(Counter::count).sum();
     }
 
     private static double backlog(MeterRegistry registry) {
