@@ -516,6 +516,11 @@ public final class Gateway implements AutoCloseable {
         return metrics;
     }
 
+    /** This gateway's ZooKeeper front: every read and write of its engine, sessions and watches goes through it. */
+    public Zk zk() {
+        return zk;
+    }
+
     /** This gateway's ZooKeeper client (fault-injection tests expire its ZooKeeper session through it). */
     public CuratorFramework curator() {
         return client;
