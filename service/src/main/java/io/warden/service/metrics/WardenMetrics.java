@@ -1,6 +1,7 @@
 package io.warden.service.metrics;
 
 import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.Timer;
@@ -27,7 +28,12 @@ import java.util.function.Supplier;
  *   <li>{@code warden_cell_locks}, {@code warden_cell_holds}, {@code warden_cell_waiters}, {@code warden_cell_sessions} —
  *       cell-wide, refreshed every 30 s: locks, holds and waiters from the watch mirror, sessions from the shards' child counts ({@code -1} before the first refresh)</li>
  *   <li>{@code warden_zk_connected}, {@code warden_zk_connection_state_total{state}},
- *       {@code warden_zk_operation_seconds{op,result}}</li>
+ *       {@code warden_zk_operation_seconds{op,result}} (each caller's operation, from when it was made to its answer,
+ *       whether it went to ZooKeeper alone or in a batch)</li>
+ *   <li>group commit ({@code kind}: write or read): {@code warden_zk_batch_calls{kind}} — callers' operations per request
+ *       sent (1: alone; its count is the requests sent), {@code warden_zk_batch_fallbacks_total{kind}} — batches that
+ *       failed as a whole and were sent again call by call, {@code warden_zk_batch_queued{kind}} — calls waiting for the
+ *       next batch</li>
  * </ul>
  * Thread-safety: safe for concurrent use (Micrometer meters are).
  */
@@ -43,6 +49,7 @@ public final class WardenMetrics {
     /** Meters by name and tags, built once: registering on every call costs an id and a map lookup each time. */
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
+    private final Map<String, DistributionSummary> summaries = new ConcurrentHashMap<>();
 
     public WardenMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -134,6 +141,26 @@ public final class WardenMetrics {
     public void connectionState(ConnectionState state) {
         connected.set(state.isConnected() ? 1 : 0);
         counter("warden.zk.connection.state", "ZooKeeper connection state changes", "state", state.name()).increment();
+    }
+
+    /** One request sent by the group-commit stage of {@code kind} (write, read), carrying {@code calls} callers' operations. */
+    public void batch(String kind, int calls) {
+        summaries.computeIfAbsent("batch:" + kind, k -> DistributionSummary.builder("warden.zk.batch.calls")
+                .description("callers' operations carried by one ZooKeeper request of the group-commit stage (1: alone)")
+                .tag("kind", kind).publishPercentileHistogram().minimumExpectedValue(1.0).maximumExpectedValue(1000.0)
+                .register(registry)).record(calls);
+    }
+
+    /** A batch of {@code kind} failed as a whole and its calls were sent again one by one. */
+    public void batchFallback(String kind) {
+        counter("warden.zk.batch.fallbacks", "group-commit batches that failed and were sent again call by call", "kind", kind)
+                .increment();
+    }
+
+    /** Calls of {@code kind} waiting for the next batch. */
+    public void batchQueue(String kind, Supplier<Number> queued) {
+        Gauge.builder("warden.zk.batch.queued", queued).tag("kind", kind)
+                .description("calls waiting for the next group-commit batch").register(registry);
     }
 
     public void zkOperation(String op, long nanos, int resultCode) {

@@ -27,6 +27,10 @@ import java.util.function.Function;
  *
  * <p>Errors: a ZooKeeper error completes the future with {@link KeeperException} (callers match on its code);
  * {@link #failFast()} turns a lost connection into {@link WardenException} UNAVAILABLE before anything is sent.
+ *
+ * <p>Group commit: {@link #multi} calls, and {@link #childrenAndStat} reads, that arrive while one of their kind is in
+ * flight go to ZooKeeper together in the next request ({@link GroupCommit}, {@link GroupRead}; docs/design.md, "Group
+ * commit"), and each is answered as if it had been sent alone. The other operations are sent as they come.
  */
 public final class Zk {
     private final CuratorFramework client;
@@ -60,9 +64,23 @@ public final class Zk {
     private long lastReply = System.nanoTime();
     private final Object stall = new Object();
 
+    /** Writes ({@link #multi}) grouped into batches. */
+    private final GroupCommit writes;
+    /** Lock reads ({@link #childrenAndStat}) grouped into read-only batches. */
+    private final GroupRead reads;
+
+    /** With the default batching ({@link Batching#DEFAULT}). */
     public Zk(CuratorFramework client, WardenMetrics metrics) {
+        this(client, metrics, Batching.DEFAULT);
+    }
+
+    public Zk(CuratorFramework client, WardenMetrics metrics, Batching batching) {
         this.client = client;
         this.metrics = metrics;
+        this.writes = new GroupCommit(this, batching, metrics, disconnects::get);
+        this.reads = new GroupRead(this, batching, metrics);
+        metrics.batchQueue("write", writes::queued);
+        metrics.batchQueue("read", reads::queued);
         org.apache.curator.RetryPolicy retries = client.getZookeeperClient().getRetryPolicy();
         client.getZookeeperClient().setRetryPolicy(new CountingRetries(retries, disconnects));
         client.getConnectionStateListenable().addListener((c, state) -> {
@@ -199,10 +217,46 @@ public final class Zk {
         });
     }
 
-    /** Children and the parent's stat (its pzxid is the zxid of the last change to the children). */
+    /**
+     * Children and the parent's stat (its pzxid is the zxid of the last change to the children). Reads that arrive
+     * while one is in flight go together in one read-only {@code multi} ({@link GroupRead}); each is sent no earlier
+     * than it is made, so it sees every write whose reply came before.
+     */
     public CompletableFuture<ChildrenAndStat> childrenAndStat(String path) {
-        return call("getChildren", (cb) -> client.getChildren().inBackground(cb).forPath(path),
+        return reads.read(path);
+    }
+
+    /** {@link #childrenAndStat} in a request of its own, with Curator's retries; {@link GroupRead} meters it. */
+    CompletableFuture<ChildrenAndStat> childrenAndStatAlone(String path) {
+        return call("getChildren", false, (cb) -> client.getChildren().inBackground(cb).forPath(path),
                 e -> new ChildrenAndStat(e.getChildren(), e.getStat()));
+    }
+
+    /**
+     * One read-only {@code multi}: {@code getChildren} and {@code getData} of each path, in order. Sent on ZooKeeper's
+     * own handle (Curator's transactions take writes only), so with no retry: the future fails, or completes with null
+     * results, when the request failed as a whole; per-path failures are {@link org.apache.zookeeper.OpResult.ErrorResult}s.
+     */
+    CompletableFuture<List<org.apache.zookeeper.OpResult>> readMulti(List<String> paths) {
+        CompletableFuture<List<org.apache.zookeeper.OpResult>> f = new CompletableFuture<>();
+        long sentAt = sent();
+        try {
+            List<org.apache.zookeeper.Op> ops = new java.util.ArrayList<>(2 * paths.size());
+            for (String path : paths) {
+                String full = org.apache.curator.utils.ZKPaths.fixForNamespace(client.getNamespace(), path);
+                ops.add(org.apache.zookeeper.Op.getChildren(full));
+                ops.add(org.apache.zookeeper.Op.getData(full));
+            }
+            client.getZookeeperClient().getZooKeeper().multi(ops, (rc, p, ctx, results) -> {
+                answered(sentAt);
+                replyListener.accept(rc);
+                f.complete(results);
+            }, null);
+        } catch (Exception e) {
+            answered(sentAt); // never sent
+            f.completeExceptionally(e);
+        }
+        return f;
     }
 
     public CompletableFuture<DataAndStat> data(String path) {
@@ -265,24 +319,26 @@ public final class Zk {
     }
 
     /**
-     * A ZooKeeper {@code multi}: all or nothing. On failure the future fails with {@link MultiFailure}, which says
-     * which operation failed and why.
+     * A ZooKeeper {@code multi} of this call's operations: all or nothing. On failure the future fails with
+     * {@link MultiFailure}, which says which of these operations failed and why. Calls that arrive while one is in
+     * flight go to ZooKeeper together ({@link GroupCommit}); each is answered exactly as if it had been sent alone.
      */
     public CompletableFuture<List<CuratorTransactionResult>> multi(List<CuratorOp> ops) {
-        long start = System.nanoTime();
-        long disconnectsBefore = disconnects.get();
-        CompletableFuture<List<CuratorTransactionResult>> f = new CompletableFuture<>();
+        return writes.multi(ops);
+    }
+
+    /** The reply to one {@code multi} request: its result code and per-operation results (null when none came). */
+    record MultiReply(int rc, List<CuratorTransactionResult> results) {
+    }
+
+    /** Sends one {@code multi} request as is (Curator retries it after a connection loss); {@link GroupCommit} meters it. */
+    CompletableFuture<MultiReply> sendMulti(List<CuratorOp> ops) {
+        CompletableFuture<MultiReply> f = new CompletableFuture<>();
         long sentAt = sent();
         BackgroundCallback cb = (c, event) -> {
             answered(sentAt);
             replyListener.accept(event.getResultCode());
-            metrics.zkOperation("multi", System.nanoTime() - start, event.getResultCode());
-            if (event.getResultCode() == 0) {
-                f.complete(event.getOpResults());
-            } else {
-                f.completeExceptionally(new MultiFailure(KeeperException.Code.get(event.getResultCode()), event.getOpResults(),
-                        disconnects.get() != disconnectsBefore));
-            }
+            f.complete(new MultiReply(event.getResultCode(), event.getOpResults()));
         };
         try {
             client.transaction().inBackground(cb).forOperations(ops);
@@ -303,6 +359,10 @@ public final class Zk {
     }
 
     private <T> CompletableFuture<T> call(String op, Starter starter, Function<CuratorEvent, T> result) {
+        return call(op, true, starter, result);
+    }
+
+    private <T> CompletableFuture<T> call(String op, boolean metered, Starter starter, Function<CuratorEvent, T> result) {
         long start = System.nanoTime();
         CompletableFuture<T> f = new CompletableFuture<>();
         long sentAt = sent();
@@ -310,7 +370,9 @@ public final class Zk {
             answered(sentAt);
             int rc = event.getResultCode();
             replyListener.accept(rc);
-            metrics.zkOperation(op, System.nanoTime() - start, rc);
+            if (metered) {
+                metrics.zkOperation(op, System.nanoTime() - start, rc);
+            }
             if (rc == 0) {
                 try {
                     f.complete(result.apply(event));

@@ -82,6 +82,10 @@ class GroupCommitTest {
         AcquireResult fHeld = join(w.acquire(exclusive(f, "gc/f", 0)));
         String g = session(w, "g", 60_000);
         String h = session(w, "h", 60_000);
+        // The lock nodes exist (a first acquire of a name makes its node and goes again: another order, as valid, of a
+        // and h, which this test does not look at).
+        container("gc/a");
+        container("gc/g");
         double fallbacksBefore = fallbacks(gw);
 
         List<Supplier<CompletableFuture<Object>>> calls = List.of(
@@ -94,6 +98,8 @@ class GroupCommitTest {
                 () -> widen(w.acquire(exclusive(g, "gc/g", 0))),
                 () -> widen(w.acquire(exclusive(h, "gc/a", 0))));
         List<CompletableFuture<Object>> answers = OneBatch.afterWrite(gw.curator(), gw.zk(), calls);
+        CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).handle((v, x) -> null)
+                .orTimeout(20, TimeUnit.SECONDS).join(); // h's try-lock removes its node before it is answered
 
         AcquireResult aGot = (AcquireResult) answer(answers.get(0));
         assertThat(aGot.status()).isEqualTo(Status.GRANTED);
@@ -139,6 +145,8 @@ class GroupCommitTest {
             String b = session(w, "b", 60_000);
             String c = session(w, "c", 60_000);
             AcquireResult bHeld = join(w.acquire(exclusive(b, "lost/b", 0)));
+            container("lost/a"); // so that the batch is applied on its first attempt
+            container("lost/c");
             double fallbacksBefore = fallbacks(gw);
 
             proxy.cutAfterNext(ZkCutProxy.MULTI, 1, a); // the batch carries a's request record; the plug does not
@@ -172,9 +180,11 @@ class GroupCommitTest {
         Warden w = gw.warden();
         List<String> sessions = new ArrayList<>();
         List<Supplier<CompletableFuture<AcquireResult>>> calls = new ArrayList<>();
+        container("tie/one");
         for (int i = 0; i < 8; i++) {
             String s = session(w, "s" + i, 60_000);
             String own = "tie/other-" + i;
+            container(own);
             sessions.add(s);
             calls.add(() -> w.acquire(exclusive(s, "tie/one", 30_000)));
             calls.add(() -> w.acquire(exclusive(s, own, 0))); // on names of their own: these share batches freely
@@ -274,6 +284,12 @@ class GroupCommitTest {
             return WardenFixture.code(e);
         }
         throw new AssertionError("expected a failure, got " + f.join());
+    }
+
+    /** Makes the lock's node (a CONTAINER, as the engine makes it) before any acquire of it. */
+    private void container(String name) throws Exception {
+        fx.curator.create().creatingParentContainersIfNeeded().withMode(org.apache.zookeeper.CreateMode.CONTAINER)
+                .forPath(WardenFixture.lockPath(name));
     }
 
     private long czxidOfOnlyNode(String name) throws Exception {

@@ -38,6 +38,9 @@ class WatchBatchedTransactionTest {
         String c = session(w, "client-c", 60_000);
         String d = session(w, "client-d", 60_000);
         String e = session(w, "client-e", 60_000);
+        // wb/2's node exists, so c's acquire succeeds on its first attempt (on a fresh name it makes the node and goes again)
+        fx.curator.create().creatingParentContainersIfNeeded().withMode(org.apache.zookeeper.CreateMode.CONTAINER)
+                .forPath(WardenFixture.lockPath("wb/2"));
         AcquireResult aHeld = join(w.acquire(exclusive(a, "wb/1", 0)));
         AcquireResult dHeld = join(w.acquire(exclusive(d, "wb/3", 0)));
         CompletableFuture<AcquireResult> bWaits = w.acquire(exclusive(b, "wb/1", 60_000));
