@@ -27,9 +27,10 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Size: ZooKeeper's client drops its connection on a reply over {@code jute.maxbuffer} (1 MiB by default), and a
  * lock's queue alone may take most of that (10,000 waiters: about 620 KB). So a read joins a batch only when its lock
- * was read lately ({@link Batching#sizeHintMs()}, a second by default) and its queue's names took at most 64 KiB; its share of the batch is estimated at
- * twice that plus 1 KiB, against {@link Batching#maxReadBytes()}. Any other read goes alone, at once. The hints are kept
- * for at most {@value #MAX_HINTS} locks (least recently used evicted; a miss only sends that read alone).
+ * was read lately ({@link Batching#sizeHintMs()}, a second by default) and its queue's names took at most 64 KiB then;
+ * its share of the batch is estimated at twice that plus 1 KiB, against {@link Batching#maxReadBytes()} (256 KiB by
+ * default, a quarter of the limit). Any other read goes alone, at once. The hints are kept for at most
+ * {@value #MAX_HINTS} locks (least recently used evicted; a miss only sends that read alone).
  *
  * <p>When a read batch fails as a whole (the connection), each of its reads is sent again alone through Curator, which
  * retries it as it retries every read.
