@@ -13,7 +13,9 @@ package io.warden.service.zk;
  * @param maxOps       operations in one write {@code multi}; a call with more is sent alone
  * @param maxBytes     bytes of one write {@code multi} as ZooKeeper serialises it; a call with more is sent alone
  * @param maxReads     locks read in one read-only {@code multi}
- * @param maxReadBytes estimated bytes of one read-only {@code multi}'s reply (from the sizes last seen of its locks)
+ * @param maxReadBytes estimated bytes of one read-only {@code multi}'s reply (from the sizes last seen of its locks; a
+ *                     lock estimated at more than half of it is read alone). At most a quarter of the client's
+ *                     {@code jute.maxbuffer}
  * @param sizeHintMs   a lock read no more than this long ago may join a read batch (its size is known); others are read
  *                     alone
  * @param inFlight     batches of each kind (writes, reads) in flight at once

@@ -27,10 +27,12 @@ import java.util.concurrent.TimeUnit;
  *
  * <p>Size: ZooKeeper's client drops its connection on a reply over {@code jute.maxbuffer} (1 MiB by default), and a
  * lock's queue alone may take most of that (10,000 waiters: about 620 KB). So a read joins a batch only when its lock
- * was read lately ({@link Batching#sizeHintMs()}, a second by default) and its queue's names took at most 64 KiB then;
- * its share of the batch is estimated at twice that plus 1 KiB, against {@link Batching#maxReadBytes()} (256 KiB by
- * default, a quarter of the limit). Any other read goes alone, at once. The hints are kept for at most
- * {@value #MAX_HINTS} locks (least recently used evicted; a miss only sends that read alone).
+ * was read lately ({@link Batching#sizeHintMs()}, a second by default); its share of the batch is estimated at twice
+ * what its queue's names took then, plus 1 KiB, and must be at most half of {@link Batching#maxReadBytes()} (256 KiB by
+ * default, a quarter of the limit: so locks of up to about 63 KiB of names, some 1,000 entries), and all of a batch's
+ * shares at most all of it. Any other read goes alone, at once. The hints are kept for at most {@value #MAX_HINTS}
+ * locks (least recently used evicted; a miss only sends that read alone). A gateway whose client accepts smaller
+ * replies needs a smaller {@code maxReadBytes}: a quarter of its limit.
  *
  * <p>When a read batch fails as a whole (the connection), each of its reads is sent again alone through Curator, which
  * retries it as it retries every read.
@@ -40,8 +42,6 @@ import java.util.concurrent.TimeUnit;
  */
 final class GroupRead extends Batcher<GroupRead.Read> {
     static final int MAX_HINTS = 10_000;
-    /** A lock whose queue's names took more than this when last read is read alone. */
-    static final int MAX_BATCHED_LOCK_BYTES = 64 * 1024;
     private static final int SCAN = 4_096;
 
     private final Zk zk;
@@ -88,10 +88,11 @@ final class GroupRead extends Batcher<GroupRead.Read> {
     /** The estimated reply bytes of this lock's read in a batch, or -1 when it must be read alone. */
     private int estimate(String path) {
         long[] hint = hints.get(path);
-        if (hint == null || hint[0] > MAX_BATCHED_LOCK_BYTES || System.nanoTime() - hint[1] > hintNanos) {
+        if (hint == null || System.nanoTime() - hint[1] > hintNanos) {
             return -1;
         }
-        return (int) (2 * hint[0] + 1024);
+        long estimate = 2 * hint[0] + 1024;
+        return estimate > limits.maxReadBytes() / 2 ? -1 : (int) estimate;
     }
 
     @Override

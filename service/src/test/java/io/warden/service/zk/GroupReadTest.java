@@ -67,4 +67,40 @@ class GroupReadTest {
         assertThat(batches).as("read batches are measured").isNotNull();
         assertThat(batches.max()).as("the four reads were one request").isGreaterThanOrEqualTo(4);
     }
+
+    /**
+     * A lock whose names took more than about 63 KiB when last read (here 1,200 entries, about 80 KB) is read alone, at
+     * once, also while a read is in flight: a batch of several such locks could pass the client's packet limit and cost
+     * the gateway its connection. The small locks read with it still go together.
+     */
+    @Test
+    void aLargeLock_isReadAlone_theSmallOnesTogether() throws Exception {
+        WardenMetrics metrics = new WardenMetrics(new SimpleMeterRegistry());
+        Zk zk = new Zk(fx.curator, metrics, Batching.DEFAULT.withSizeHintMs(600_000));
+        for (String p : List.of("/t/plug", "/t/big", "/t/small-1", "/t/small-2")) {
+            fx.curator.create().creatingParentsIfNeeded().forPath(p);
+        }
+        List<org.apache.curator.framework.api.transaction.CuratorOp> ops = new java.util.ArrayList<>();
+        for (int i = 0; i < 1_200; i++) {
+            ops.add(fx.curator.transactionOp().create().forPath("/t/big/_c_" + java.util.UUID.randomUUID() + "-__WRIT__" + i));
+        }
+        fx.curator.transaction().forOperations(ops);
+        for (String p : List.of("/t/plug", "/t/big", "/t/small-1", "/t/small-2")) {
+            zk.childrenAndStat(p).get(20, TimeUnit.SECONDS);
+        }
+        long packetsBefore = fx.packetsReceived();
+
+        List<CompletableFuture<Zk.ChildrenAndStat>> answers = OneBatch.afterRead(fx.curator, zk, "/t/plug", List.of(
+                () -> zk.childrenAndStat("/t/small-1"), () -> zk.childrenAndStat("/t/big"),
+                () -> zk.childrenAndStat("/t/small-2")));
+        CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).get(20, TimeUnit.SECONDS);
+
+        assertThat(fx.packetsReceived() - packetsBefore).as("the trigger, the plug, the large lock alone, one for the two "
+                + "small ones, and the first mntr itself").isEqualTo(5);
+        assertThat(answers.get(1).get().children()).hasSize(1_200);
+        assertThat(answers.get(0).get().children()).isEmpty();
+        assertThat(answers.get(2).get().children()).isEmpty();
+        DistributionSummary batches = metrics.registry().find("warden.zk.batch.calls").tag("kind", "read").summary();
+        assertThat(batches.max()).as("the two small locks in one request, not the large one").isEqualTo(2);
+    }
 }
