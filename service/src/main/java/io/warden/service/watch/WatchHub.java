@@ -124,6 +124,20 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         this.feed = new LockFeed(zk, chroot, clock, thread, this, mirror, gatewayId, maxPending);
     }
 
+    /**
+     * Joins the hub to the cell's guard, before {@link #start}: {@code tokens} makes a queue node's token from its czxid
+     * (the token floor added); every rebuild of the mirror waits for {@code rebuildWhen}, so a cell that lost
+     * committed state is never mirrored and open watches get nothing from it (after a reconnection the mirror is
+     * unsettled until its rebuild; new watches wait for it, or are refused in front of the hub); {@code zxids} is told
+     * of every zxid the watches see.
+     */
+    public void guardedBy(io.warden.service.cell.Tokens tokens,
+                          java.util.function.Supplier<CompletableFuture<Void>> rebuildWhen,
+                          java.util.function.LongConsumer zxids) {
+        mirror.tokens(tokens);
+        feed.guardedBy(rebuildWhen, zxids);
+    }
+
     /** Sets the watches and starts the first read of the cell. */
     public void start() {
         feed.start();

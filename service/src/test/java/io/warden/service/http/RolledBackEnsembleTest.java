@@ -55,7 +55,8 @@ class RolledBackEnsembleTest {
         WardenFixture.await("the gateway to be ready again after the server's restart", Duration.ofSeconds(30),
                 () -> http.get("/health/ready").status() == 200);
 
-        List<Long> lost = grantAndRelease(http, session, "pay/ledger", 5);
+        // Many more writes than a gateway's start makes, so the restored cell stays behind what the gateway saw.
+        List<Long> lost = grantAndRelease(http, session, "pay/ledger", 40);
         assertThat(lost.get(0)).isGreaterThan(before.get(before.size() - 1));
         first.close();
 
@@ -69,7 +70,8 @@ class RolledBackEnsembleTest {
         HttpTestClient again = new HttpTestClient(second.httpPort(), OpenApiContract.load());
         long highest = lost.get(lost.size() - 1);
 
-        HttpTestClient.Reply acquire = again.postJson("/v1/acquire", "session_id", session, "name", "pay/ledger");
+        HttpTestClient.Reply acquire = again.postJson("/v1/acquire", "session_id", session, "name", "pay/ledger",
+                "request_id", "after-the-rollback");
         assertThat(acquire.status()).as("an acquire on the rolled-back cell: %s", acquire).isEqualTo(503);
         assertRollbackProblem(acquire, highest);
 
@@ -86,16 +88,61 @@ class RolledBackEnsembleTest {
         assertThat(ready.status()).isEqualTo(503);
         assertThat(ready.json().path("detail").asText()).contains("rolled back");
         assertThat(metric(again, "warden_zookeeper_rolled_back")).isEqualTo(1.0);
+        assertThat(metric(again, "warden_zookeeper_rollbacks_detected_total")).isEqualTo(1.0);
+
+        // The operator raises the token floor above what the gateway says it saw; the gateway serves again by itself.
+        long mark = assertRollbackProblem(acquire, highest);
+        var out = new java.io.ByteArrayOutputStream();
+        var err = new java.io.ByteArrayOutputStream();
+        int status = io.warden.service.cell.FloorCommand.run(List.of("raise", "--above", Long.toString(mark), "--zk",
+                        fx.server.getConnectString()), new io.warden.service.config.ConfigLoader(java.util.Map.of()),
+                new java.io.PrintStream(out, true), new java.io.PrintStream(err, true));
+        assertThat(status).as("the command: %s%s", out, err).isZero();
+        assertThat(out.toString()).contains("raised the token floor");
+        WardenFixture.await("the gateway to serve the cell again", Duration.ofSeconds(30),
+                () -> again.get("/health/ready").status() == 200);
+        assertThat(metric(again, "warden_zookeeper_rolled_back")).isEqualTo(0.0);
+
+        // Every token from now on is above every token handed out before, the lost ones included; the session's
+        // keepalive is acknowledged again; a watch sees the new grants with their tokens.
+        HttpTestClient.Reply ka = again.post("/v1/sessions/" + session + "/keepalive", "{}");
+        assertThat(ka.status()).as(ka.toString()).isEqualTo(200);
+        List<Long> after = grantAndRelease(again, session, "pay/ledger", 5);
+        assertThat(after).allSatisfy(t -> assertThat(t).isGreaterThan(highest));
+        assertThat(after).doesNotContainAnyElementsOf(lost).doesNotContainAnyElementsOf(before);
+        for (int i = 1; i < after.size(); i++) {
+            assertThat(after.get(i)).isGreaterThan(after.get(i - 1));
+        }
+
+        // A hold taken now keeps its token across a further raise; holds after that raise are above it again.
+        HttpTestClient.Reply held = again.postJson("/v1/acquire", "session_id", session, "name", "pay/held");
+        long heldToken = held.json().get("token").asLong();
+        assertThat(io.warden.service.cell.FloorCommand.run(List.of("raise", "--to",
+                        Long.toString(second.cellGuard().tokens().current() + 1_000_000), "--zk", fx.server.getConnectString()),
+                new io.warden.service.config.ConfigLoader(java.util.Map.of()), new java.io.PrintStream(out, true),
+                new java.io.PrintStream(err, true))).isZero();
+        WardenFixture.await("the gateway to know the second raise", Duration.ofSeconds(30),
+                () -> metric(again, "warden_token_floor") >= 1_000_000);
+        assertThat(again.get("/v1/check?name=pay/held&token=" + heldToken).json().path("current").asBoolean()).isTrue();
+        assertThat(again.get("/v1/locks/pay/held").json().path("holders").get(0).path("token").asLong()).isEqualTo(heldToken);
+        HttpTestClient.Reply released = again.postJson("/v1/release", "session_id", session, "name", "pay/held",
+                "token", heldToken);
+        assertThat(released.json().path("released").asBoolean()).as(released.toString()).isTrue();
+        List<Long> later = grantAndRelease(again, session, "pay/held", 1);
+        assertThat(later.get(0)).isGreaterThan(heldToken + 1_000_000);
     }
 
-    private static void assertRollbackProblem(HttpTestClient.Reply reply, long highestToken) {
+    /** Checks the refusal and returns the token the gateway says to raise the floor above. */
+    private static long assertRollbackProblem(HttpTestClient.Reply reply, long highestToken) {
         assertThat(reply.isProblem()).as(reply.toString()).isTrue();
         JsonNode problem = reply.json();
         assertThat(problem.path("code").asText()).isEqualTo("UNAVAILABLE");
         String detail = problem.path("detail").asText();
         assertThat(detail).as("the cause").contains("rolled back");
-        assertThat(detail).as("what the gateway saw").contains(Long.toString(highestToken));
-        assertThat(detail).as("what to do").contains("token-floor raise");
+        assertThat(detail).as("what to do").contains("token-floor raise --above ");
+        long mark = Long.parseLong(detail.replaceAll("(?s).*--above (\\d+).*", "$1"));
+        assertThat(mark).as("the highest token the gateway has seen").isGreaterThanOrEqualTo(highestToken);
+        return mark;
     }
 
     private static String openSession(HttpTestClient http, String client) {
