@@ -407,6 +407,7 @@ public final class CellGuard implements AutoCloseable {
     private void tick() {
         try {
             boolean recheck;
+            boolean persist;
             synchronized (this) {
                 if (stopped) {
                     return;
@@ -419,11 +420,12 @@ public final class CellGuard implements AutoCloseable {
                 if (state == State.SERVING) {
                     highWater.fold(floor.history());
                 }
+                persist = System.nanoTime() - lastPersistNanos >= PERSIST_EVERY.toNanos();
             }
             if (recheck) {
                 check();
             }
-            if (System.nanoTime() - lastPersistNanos >= PERSIST_EVERY.toNanos()) {
+            if (persist) {
                 persistNow();
             }
         } catch (RuntimeException e) {
@@ -472,7 +474,12 @@ public final class CellGuard implements AutoCloseable {
             }
         }
         zk.client().getConnectionStateListenable().removeListener(reconnects);
-        housekeeping.shutdownNow();
+        housekeeping.shutdown(); // a write under way finishes (interrupting it would close its file channel)
+        try {
+            housekeeping.awaitTermination(5, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
         persistNow();
     }
 }
