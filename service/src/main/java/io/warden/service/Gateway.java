@@ -117,7 +117,7 @@ public final class Gateway implements AutoCloseable {
         this.sessions = new SessionManager(zk, clock, metrics, engine, Owner.newIncarnation(gatewayId), config.sessionTtlMin(),
                 config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(), config.maxSessionsPerPrincipal(),
                 SessionManager.vouchBound(config.zkSessionTimeout()));
-        sessions.guardedBy(cell.tokens(), () -> cell.state() != CellGuard.State.ROLLED_BACK);
+        sessions.guardedBy(cell.tokens(), cell::serving);
         this.lister = new LockLister(zk, engine, clock);
         this.warden = new WardenService(engine, sessions, lister, this::ready, cell::whenServing, cell::refusal);
         this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
@@ -126,14 +126,18 @@ public final class Gateway implements AutoCloseable {
         this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY,
                 new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()));
         watches.guardedBy(cell.tokens(), cell::untilServing, cell::observe);
+        WatchHub hub = this.watches;
+        // The API's watch streams (held weakly: a stream that ended is forgotten with it), ended when the cell is refused.
+        java.util.Set<io.warden.service.watch.WatchSink> apiSinks = java.util.Collections.synchronizedSet(
+                java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
         cell.onRolledBack(refusal -> {
-            // Held calls are answered with the refusal, keepalives refused from now on (and nothing expires here);
-            // the watch mirror is not rebuilt, so open watches get nothing from the cell, until it is served again.
+            // Held calls are answered with the refusal, keepalives refused from now on (and nothing expires here), the
+            // API's watch streams ended (new ones are refused, and the mirror is not rebuilt until the cell is served).
             engine.cellRolledBack(refusal);
             sessions.cellRefused();
+            hub.endWatches(refusal.getMessage(), apiSinks::contains);
             cleanPass = null; // once the cell is served again, the leader's next adoption pass looks at everything
         });
-        WatchHub hub = this.watches;
         io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, h -> h.watchCount() - h.sessionWatchCount())
                 .tag("pool", "names").description("watches of names and prefixes served (max-watches)").register(registry);
         io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, WatchHub::sessionWatchCount)
@@ -164,6 +168,7 @@ public final class Gateway implements AutoCloseable {
             if (refused != null) {
                 throw io.warden.service.api.WardenException.unavailable(refused, null);
             }
+            apiSinks.add(sink);
             return hub.subscribe(filter, since, sink);
         };
         this.http = new HttpApi(warden, apiWatches, config, registry, cfg -> {

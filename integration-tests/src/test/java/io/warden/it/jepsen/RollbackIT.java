@@ -85,6 +85,13 @@ class RollbackIT {
                     release(base, session, token);
                 }
                 long highest = Collections.max(before);
+                // A watch open across the rollback: it must end, never show the cell's revisions going back.
+                List<String> watched = new java.util.concurrent.CopyOnWriteArrayList<>();
+                java.util.concurrent.CompletableFuture<Void> watchEnded = http.sendAsync(HttpRequest.newBuilder(
+                                base.resolve("/v1/watch?name=" + NAME + "&since_revision=0")).GET().build(),
+                        HttpResponse.BodyHandlers.ofLines()).thenAccept(r -> r.body().forEach(watched::add));
+                Await.until("the watch's RESYNC", Duration.ofSeconds(30), Duration.ofMillis(50),
+                        () -> watched.stream().anyMatch(l -> l.equals("event: RESYNC")));
 
                 // A crashes; B's disk is replaced; C comes back from maintenance and leads B.
                 zk.kill(a);
@@ -124,6 +131,13 @@ class RollbackIT {
                 assertThat(refusal[0]).contains("token-floor raise");
                 long reported = Long.parseLong(refusal[0].replaceAll("(?s).*--above (\\d+).*", "$1"));
                 assertThat(reported).as("the token the gateway says to raise the floor above").isGreaterThanOrEqualTo(highest);
+
+                // The open watch was ended with the cause, and its revisions never went back.
+                Await.until("the open watch to end", Duration.ofSeconds(30), Duration.ofMillis(100), watchEnded::isDone);
+                assertThat(watched).anyMatch(l -> l.startsWith(": closing: the ZooKeeper cell was rolled back"));
+                List<Long> ids = watched.stream().filter(l -> l.startsWith("id: "))
+                        .map(l -> Long.parseLong(l.substring(4).trim())).toList();
+                assertThat(ids).as("the watch's revisions").isSorted();
 
                 Reply keepalive = post(base, "/v1/sessions/" + session + "/keepalive", Map.of());
                 assertThat(keepalive.status).as(keepalive.text).isEqualTo(503);

@@ -105,8 +105,9 @@ public final class SessionManager {
 
     /**
      * Joins the sessions to the cell's guard, before {@link #start}: holds are shown with {@code tokens}; while
-     * {@code cellServing} says no (the cell was rolled back) this gateway cannot vouch for any session — keepalives are
-     * refused and nothing expires — and once it says yes again every tracked session gets a fresh TTL.
+     * {@code cellServing} says no (the cell is being checked after a reconnection, or was rolled back) this gateway
+     * cannot vouch for any session — keepalives are refused and nothing expires — and once it says yes again every
+     * tracked session gets a fresh TTL.
      */
     public void guardedBy(io.warden.service.cell.Tokens tokens, java.util.function.BooleanSupplier cellServing) {
         this.tokens = tokens;

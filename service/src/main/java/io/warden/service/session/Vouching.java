@@ -74,9 +74,10 @@ final class Vouching {
     }
 
     /**
-     * A cell that lost committed state cannot be vouched for, however fresh: while {@code serving} says no, keepalives
-     * are refused and nothing expires, and the first sync that comes back once it says yes gives every session a fresh
-     * TTL, as after any refusal.
+     * A cell that may have lost committed state cannot be vouched for, however fresh: while {@code serving} says no (the
+     * gateway checks the cell after a reconnection, or found it rolled back) nothing vouches, a refusal recorded meanwhile
+     * stands (so nothing expires), and the first sync that comes back once it says yes gives every session a fresh TTL,
+     * as after any refusal.
      */
     void servingCell(java.util.function.BooleanSupplier serving) {
         cellServing = serving;
@@ -206,8 +207,7 @@ final class Vouching {
     void heard(long sentNanos) {
         lastSyncSent.accumulateAndGet(sentNanos, Math::max);
         if (!cellServing.getAsBoolean()) {
-            refuse("its ZooKeeper cell was rolled back");
-            return; // a rolled-back cell vouches for nothing; the refusal stands until it is served again
+            return; // the cell is being checked or was rolled back: a refusal stands until it is served again
         }
         long since = refusedSince.get();
         if (since != NONE && sentNanos >= since && refusedSince.compareAndSet(since, NONE)) {

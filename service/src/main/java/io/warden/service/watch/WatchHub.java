@@ -138,6 +138,25 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         feed.guardedBy(rebuildWhen, zxids);
     }
 
+    /**
+     * Ends the watches whose sinks {@code which} picks, each after what it has queued and a last comment naming
+     * {@code reason}: the API's streams when the cell is found rolled back, so that their clients reconnect and are told
+     * why (their new watches are refused), and no stream ever shows the cell's revisions going back.
+     */
+    public void endWatches(String reason, java.util.function.Predicate<WatchSink> which) {
+        onHub(() -> {
+            List<Sub> all = new ArrayList<>();
+            forEachLive(all::add);
+            all.addAll(parked);
+            for (Sub sub : all) {
+                if (which.test(sub.sink)) {
+                    sub.sink.close(reason);
+                    drop(sub);
+                }
+            }
+        });
+    }
+
     /** Sets the watches and starts the first read of the cell. */
     public void start() {
         feed.start();
