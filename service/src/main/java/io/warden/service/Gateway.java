@@ -499,7 +499,7 @@ public final class Gateway implements AutoCloseable {
         return !draining && !stopped.get() && zk.connected() && cell.serving();
     }
 
-    /** This gateway's guard of its cell: the token floor, and whether the cell is refused (tests, the console). */
+    /** This gateway's guard of its cell: the token floor, and whether the cell is refused (tests). */
     public CellGuard cellGuard() {
         return cell;
     }
