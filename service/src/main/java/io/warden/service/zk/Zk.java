@@ -87,6 +87,23 @@ public final class Zk {
         replyListener = listener;
     }
 
+    /** Told of the zxids each reply carries in its stats; see {@link #onZxid}. */
+    private volatile java.util.function.LongConsumer zxidListener = z -> { };
+
+    /**
+     * Sets what is told of the highest zxid in every reply's stats (czxid, mzxid, pzxid: all committed), first thing on
+     * the thread that handles the reply: the gateway's high-water mark of its cell. It must not block.
+     */
+    public void onZxid(java.util.function.LongConsumer listener) {
+        zxidListener = listener;
+    }
+
+    private void sawStat(Stat stat) {
+        if (stat != null) {
+            zxidListener.accept(Math.max(stat.getMzxid(), Math.max(stat.getCzxid(), stat.getPzxid())));
+        }
+    }
+
     public CuratorFramework client() {
         return client;
     }
@@ -276,6 +293,9 @@ public final class Zk {
         BackgroundCallback cb = (c, event) -> {
             answered(sentAt);
             replyListener.accept(event.getResultCode());
+            if (event.getOpResults() != null) {
+                event.getOpResults().forEach(r -> sawStat(r.getResultStat()));
+            }
             metrics.zkOperation("multi", System.nanoTime() - start, event.getResultCode());
             if (event.getResultCode() == 0) {
                 f.complete(event.getOpResults());
@@ -310,6 +330,7 @@ public final class Zk {
             answered(sentAt);
             int rc = event.getResultCode();
             replyListener.accept(rc);
+            sawStat(event.getStat());
             metrics.zkOperation(op, System.nanoTime() - start, rc);
             if (rc == 0) {
                 try {
