@@ -162,7 +162,9 @@ final class AcquireCall {
             result.completeExceptionally(new WardenClientException("acquire of lock '" + name + "': GRANTED without a token"));
             return;
         }
-        long grantRevision = a.revision() != null ? Math.max(a.revision(), a.token()) : a.token();
+        // The revision is a zxid; the token is a zxid plus the cell's token floor, so only without a revision (an older
+        // gateway) does the token stand in for it.
+        long grantRevision = a.revision() != null && a.revision() > 0 ? a.revision() : a.token();
         HttpHold hold = new HttpHold(name, mode, a.token(), grantRevision, calls);
         calls.session().track(hold);
         if (!result.complete(hold)) {

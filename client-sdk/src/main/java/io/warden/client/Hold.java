@@ -11,8 +11,8 @@ import java.util.concurrent.CompletionStage;
  * }</pre>
  *
  * <h2>What the token promises</h2>
- * {@link #token()} is the fencing token of this grant: 64-bit and positive (a ZooKeeper zxid: values are skipped, only
- * their order means anything). It grows with every grant of a lock name: a grant's token is larger than the token of
+ * {@link #token()} is the fencing token of this grant: 64-bit and positive (a ZooKeeper zxid plus the cell's token
+ * floor: values are skipped, only their order means anything). It grows with every grant of a lock name: a grant's token is larger than the token of
  * every grant of that name made before it — through any gateway, in direct mode, across gateway failover and
  * ZooKeeper leader changes. So an EXCLUSIVE grant's token is larger than those of all holders before it:
  * <pre>{@code

@@ -8,9 +8,10 @@ import java.util.Objects;
  *
  * <p>{@code revision} is the ZooKeeper zxid of the change: events come in revision order, and several may share one
  * revision (a handoff is {@code RELEASED} and {@code GRANTED} at one revision; an acquire that holds at once is
- * {@code QUEUED} and {@code GRANTED} at its token). {@code sessionId} is null for a holder that is not a Warden session
- * (a direct Curator client) or that was gone before the gateway could read it. {@code token} is the fencing token of
- * the request (its queue node's czxid).
+ * {@code QUEUED} and {@code GRANTED} at the revision of its queue node). {@code sessionId} is null for a holder that is
+ * not a Warden session (a direct Curator client) or that was gone before the gateway could read it. {@code token} is
+ * the fencing token of the request: its queue node's czxid plus the cell's token floor (0 unless an operator raised it,
+ * so usually the revision of the event that queued it).
  *
  * <p>A {@link Type#RESYNC} event stands for history that is gone (the watch resumed from a revision the gateway no
  * longer keeps, or could not be resumed at all): {@code locks} is the exact state of the watched locks as of its

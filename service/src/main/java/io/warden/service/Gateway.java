@@ -8,6 +8,7 @@ import io.warden.console.WardenConsole;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.console.ConsoleBridge;
 import io.warden.service.auth.Authenticator;
+import io.warden.service.cell.CellGuard;
 import io.warden.service.http.HttpApi;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
@@ -62,6 +63,8 @@ public final class Gateway implements AutoCloseable {
     private final CuratorFramework client;
     private final io.warden.service.zk.ZkSecurity zkSecurity;
     private final Zk zk;
+    /** Refuses the cell when it lost committed state; the token floor. */
+    private final CellGuard cell;
     private final LockEngine engine;
     private final SessionManager sessions;
     private final PersistentNode registration;
@@ -108,19 +111,33 @@ public final class Gateway implements AutoCloseable {
                 .defaultData(new byte[0]) // a node created without data is empty (Curator's default is the local IP)
                 .build();
         this.zk = new Zk(client, metrics);
+        this.cell = new CellGuard(zk, config.chroot(), config.dataDir(), clock, gatewayId, registry);
         this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
-                config.maxRequestsPerPrincipal());
+                config.maxRequestsPerPrincipal(), cell.tokens());
         this.sessions = new SessionManager(zk, clock, metrics, engine, Owner.newIncarnation(gatewayId), config.sessionTtlMin(),
                 config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(), config.maxSessionsPerPrincipal(),
                 SessionManager.vouchBound(config.zkSessionTimeout()));
+        sessions.guardedBy(cell.tokens(), cell::serving);
         this.lister = new LockLister(zk, engine, clock);
-        this.warden = new WardenService(engine, sessions, lister, this::ready);
+        this.warden = new WardenService(engine, sessions, lister, this::ready, cell::whenServing, cell::refusal);
         this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
         this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY,
                 new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()));
+        watches.guardedBy(cell.tokens(), cell::untilServing, cell::observe);
         WatchHub hub = this.watches;
+        // The API's watch streams (held weakly: a stream that ended is forgotten with it), ended when the cell is refused.
+        java.util.Set<io.warden.service.watch.WatchSink> apiSinks = java.util.Collections.synchronizedSet(
+                java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
+        cell.onRolledBack(refusal -> {
+            // Held calls are answered with the refusal, keepalives refused from now on (and nothing expires here), the
+            // API's watch streams ended (new ones are refused, and the mirror is not rebuilt until the cell is served).
+            engine.cellRolledBack(refusal);
+            sessions.cellRefused();
+            hub.endWatches(refusal.getMessage(), apiSinks::contains);
+            cleanPass = null; // once the cell is served again, the leader's next adoption pass looks at everything
+        });
         io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, h -> h.watchCount() - h.sessionWatchCount())
                 .tag("pool", "names").description("watches of names and prefixes served (max-watches)").register(registry);
         io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, WatchHub::sessionWatchCount)
@@ -145,7 +162,16 @@ public final class Gateway implements AutoCloseable {
         io.micrometer.core.instrument.FunctionCounter.builder("warden.auth.reloads", auth, Authenticator::refusedReloads)
                 .tag("result", "refused").description("auth-file reloads refused (a bad file; the last good one is kept)")
                 .register(registry);
-        this.http = new HttpApi(warden, watches, config, registry, cfg -> {
+        // The API's watches are refused while the cell is (the console's own event log keeps its subscription).
+        io.warden.service.watch.WatchSource apiWatches = (filter, since, sink) -> {
+            String refused = cell.refusal();
+            if (refused != null) {
+                throw io.warden.service.api.WardenException.unavailable(refused, null);
+            }
+            apiSinks.add(sink);
+            return hub.subscribe(filter, since, sink);
+        };
+        this.http = new HttpApi(warden, apiWatches, config, registry, cfg -> {
             pages.mount(cfg);
             console.mountPeerRoute(cfg);
         }, authenticator);
@@ -189,7 +215,7 @@ public final class Gateway implements AutoCloseable {
                 throw new IllegalStateException("cannot reach ZooKeeper at " + config.zkConnect() + " within " + waitMs + " ms");
             }
             for (String path : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY,
-                    CellPaths.EXPIRED, CellPaths.AUDIT}) {
+                    CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.PROBE, CellPaths.TOKEN_FLOOR}) {
                 try {
                     client.create().creatingParentsIfNeeded().forPath(path);
                 } catch (KeeperException.NodeExistsException ignored) {
@@ -198,12 +224,15 @@ public final class Gateway implements AutoCloseable {
             }
             makeShards();
             protectCell();
+            // Before anything serves: compare the cell with what this gateway saw of it (its data directory). A cell
+            // that went back is refused (503 for every call), not a reason not to start.
+            cell.start(Duration.ofMillis(waitMs));
             sessions.start();
             registration.start();
             if (!registration.waitForInitialCreate(waitMs, TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("could not register gateway " + gatewayId + " in ZooKeeper within " + waitMs + " ms");
             }
-            if (config.gatewayId() != null) {
+            if (config.gatewayId() != null && cell.serving()) {
                 // Only a configured id can have an earlier run; this reads every session record of the cell, so it
                 // may take a while in a large cell (100,000 records: seconds), and the gateway serves only after it.
                 int own = sessions.adoptOwn().get(Math.max(waitMs, ADOPT_OWN_TIMEOUT.toMillis()), TimeUnit.MILLISECONDS).adopted();
@@ -226,7 +255,7 @@ public final class Gateway implements AutoCloseable {
             });
             watches.start();
             console.start(watches);
-            if (!watches.awaitReady(Duration.ofMillis(waitMs))) {
+            if (cell.serving() && !watches.awaitReady(Duration.ofMillis(waitMs))) {
                 log.warn("gateway {}: the watch mirror of /locks is not ready after {} ms; watches wait for it", gatewayId, waitMs);
             }
             leader.start();
@@ -286,7 +315,7 @@ public final class Gateway implements AutoCloseable {
         }
         java.util.List<String> paths = new ArrayList<>();
         for (String top : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY,
-                CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.LEADER}) {
+                CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.LEADER, CellPaths.CELL, CellPaths.PROBE, CellPaths.TOKEN_FLOOR}) {
             paths.add(top);
         }
         for (String parent : new String[]{CellPaths.SESSIONS, CellPaths.LOCK_DELAY}) {
@@ -421,8 +450,8 @@ public final class Gateway implements AutoCloseable {
      * the rare full pass is for what nobody thought of.
      */
     private void adopt(boolean periodic) {
-        if (stopped.get() || draining || !leader.hasLeadership() || !zk.connected()) {
-            return;
+        if (stopped.get() || draining || !leader.hasLeadership() || !zk.connected() || !cell.serving()) {
+            return; // a refused cell is not written to; the next pass after it is served again looks at everything
         }
         zk.childrenAndStat(CellPaths.GATEWAYS).thenCompose(gateways -> {
             long membership = gateways.stat().getCversion();
@@ -467,7 +496,12 @@ public final class Gateway implements AutoCloseable {
     }
 
     private boolean ready() {
-        return !draining && !stopped.get() && zk.connected();
+        return !draining && !stopped.get() && zk.connected() && cell.serving();
+    }
+
+    /** This gateway's guard of its cell: the token floor, and whether the cell is refused (tests). */
+    public CellGuard cellGuard() {
+        return cell;
     }
 
     /** Whether ZooKeeper has left this gateway's requests unanswered past the stall bound, so calls answer 503 at once. */
@@ -569,6 +603,7 @@ public final class Gateway implements AutoCloseable {
         sessions.stop();
         console.close();
         watches.close();
+        quietly(cell::close); // writes the high-water mark a last time
         quietly(http::stop);
         quietly(authenticator::close);
         quietly(leader::close);

@@ -15,6 +15,8 @@ import org.slf4j.LoggerFactory;
 /**
  * {@code java -jar warden-service.jar [--setting value]...}: one gateway, on an embedded ZooKeeper unless
  * {@code --zk} names an ensemble. Settings: {@link ConfigLoader}, {@code --help}, docs/configuration.md.
+ * {@code java -jar warden-service.jar token-floor show|raise ...} is the operator's command for the cell's token floor
+ * ({@link io.warden.service.cell.FloorCommand}).
  *
  * <p>Exit status: 0 after {@code --help}, 1 when start-up fails (a port in use, ZooKeeper out of reach), 2 for a
  * bad setting; after SIGTERM (SIGINT) the JVM's own 143 (130). Start-up failures are one line on stderr,
@@ -31,6 +33,12 @@ public final class Main {
     }
 
     public static void main(String[] args) {
+        if (args.length > 0 && args[0].equals("token-floor")) {
+            // The operator's command for the token floor (docs/operations.md, "Recovering from a rolled-back ensemble").
+            System.exit(io.warden.service.cell.FloorCommand.run(java.util.List.of(args).subList(1, args.length),
+                    ConfigLoader.fromSystemEnvironment(), System.out, System.err));
+            return;
+        }
         if (ConfigLoader.helpRequested(args)) {
             System.out.print(ConfigLoader.usage());
             return;

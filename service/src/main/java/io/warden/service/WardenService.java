@@ -22,18 +22,31 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 
-/** {@link Warden} on ZooKeeper: sessions from {@link SessionManager}, locks from {@link LockEngine}. */
+/**
+ * {@link Warden} on ZooKeeper: sessions from {@link SessionManager}, locks from {@link LockEngine}.
+ *
+ * <p>Every call passes the cell's guard twice ({@link io.warden.service.cell.CellGuard#whenServing}): before it
+ * starts, and before its answer goes out. A cell that lost committed state is refused (503, naming the cause) for
+ * everything — grants, releases, reads, keepalives — so a refusing gateway neither reports on the cell nor changes it;
+ * an answer made while the guard found the cell rolled back is not sent. While the guard checks the cell after a
+ * reconnection, calls wait for it.
+ */
 final class WardenService implements Warden {
     private final LockEngine engine;
     private final SessionManager sessions;
     private final LockLister lister;
     private final BooleanSupplier ready;
+    private final Supplier<CompletableFuture<Void>> cell;
+    private final Supplier<String> notReady;
 
-    WardenService(LockEngine engine, SessionManager sessions, LockLister lister, BooleanSupplier ready) {
+    WardenService(LockEngine engine, SessionManager sessions, LockLister lister, BooleanSupplier ready,
+                  Supplier<CompletableFuture<Void>> cell, Supplier<String> notReady) {
         this.engine = engine;
         this.sessions = sessions;
         this.lister = lister;
         this.ready = ready;
+        this.cell = cell;
+        this.notReady = notReady;
     }
 
     @Override
@@ -119,11 +132,19 @@ final class WardenService implements Warden {
         return ready.getAsBoolean();
     }
 
-    /** Every failure leaves as a WardenException (UNAVAILABLE for ZooKeeper trouble), never as a raw ZooKeeper error. */
-    private static <T> CompletableFuture<T> guard(Supplier<CompletableFuture<T>> call) {
+    @Override
+    public String notReadyDetail() {
+        return notReady.get();
+    }
+
+    /**
+     * Runs the call once the cell may be served, and answers only if it still may. Every failure leaves as a
+     * WardenException (UNAVAILABLE for ZooKeeper trouble), never as a raw ZooKeeper error.
+     */
+    private <T> CompletableFuture<T> guard(Supplier<CompletableFuture<T>> call) {
         CompletableFuture<T> f;
         try {
-            f = call.get();
+            f = cell.get().thenCompose(v -> call.get()).thenCompose(r -> cell.get().thenApply(v -> r));
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }

@@ -10,7 +10,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.apache.zookeeper.KeeperException;
 
 /**
- * A grant made straight in ZooKeeper: our EPHEMERAL_SEQUENTIAL node under the lock's path, whose czxid is the token.
+ * A grant made straight in ZooKeeper: our EPHEMERAL_SEQUENTIAL node under the lock's path, whose czxid plus the cell's
+ * token floor is the token.
  * See {@link Hold} for what it promises, and {@link DirectLocks} for when it is lost (Curator's rule: after SUSPENDED
  * you cannot be sure you hold the lock; after LOST you do not).
  *

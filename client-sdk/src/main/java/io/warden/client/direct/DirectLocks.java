@@ -34,7 +34,7 @@ import org.apache.zookeeper.data.Stat;
  * curator.start();
  * DirectLocks locks = DirectLocks.of(curator);                     // the cell's chroot, default /warden
  * try (Hold hold = locks.lock("payments/invoice-42").acquire(Duration.ofSeconds(5))) {
- *     store.write(record, hold.token());                          // the czxid of this grant's lock node
+ *     store.write(record, hold.token());                          // its lock node's czxid plus the token floor
  * }
  * }</pre>
  *
@@ -44,7 +44,8 @@ import org.apache.zookeeper.data.Stat;
  * uses (contract §4) — so direct holders and holders through any gateway of the cell exclude each other, and the
  * tokens of one name grow across both. Each acquire is a new Curator lock with its own EPHEMERAL_SEQUENTIAL node
  * (so, as over HTTP, acquires are not reentrant: a second acquire queues behind the first); the token is that
- * node's czxid, read right after the grant; release deletes the node as Curator does (a guaranteed delete), from
+ * node's czxid, read right after the grant, plus the cell's token floor for it (0 unless an operator raised it:
+ * {@link DirectFloor}, one more read per grant); release deletes the node as Curator does (a guaranteed delete), from
  * any thread.
  *
  * <h2>Losing a lock</h2>
@@ -226,7 +227,8 @@ public final class DirectLocks implements AutoCloseable {
     }
 
     /**
-     * Turns the node Curator just made ours into a hold: reads its czxid (the token), then watches it for deletion.
+     * Turns the node Curator just made ours into a hold: reads its czxid and the token floor (the token), then watches it
+     * for deletion.
      *
      * <p>An acquire can span a LOST: Curator then makes a new node in the new ZooKeeper session and gets the lock with
      * it, or (when the old session's node had not gone yet) gets it with the old node. Which grant this is shows in the
@@ -252,11 +254,20 @@ public final class DirectLocks implements AutoCloseable {
             throw new WardenClientException("lock '" + name + "' was granted, but its node " + path
                     + " was gone right after: the ZooKeeper session was lost");
         }
+        long token;
+        try {
+            token = DirectFloor.token(client, stat.getCzxid());
+        } catch (Exception e) {
+            WardenClientException failure = new WardenClientException("lock '" + name + "' was granted, but the cell's "
+                    + "token floor could not be read: " + e, e);
+            deleteQuietly(path, failure);
+            throw failure;
+        }
         if (stat.getEphemeralOwner() == sessionBefore && currentSession() == sessionBefore) {
             // answered in the session the node is in (no other session in between): the session lives for a timeout
             deadline.heard(sessionBefore, sent, timeoutMs);
         }
-        DirectHold hold = new DirectHold(this, name, mode, path, stat.getCzxid(), stat.getEphemeralOwner());
+        DirectHold hold = new DirectHold(this, name, mode, path, token, stat.getEphemeralOwner());
         holds.put(path, hold);
         // Note on concurrency: the session is compared only now that the hold is in `holds`: a LOST from here on
         // reaches it through stateChanged, and one before shows as another session id.
@@ -277,7 +288,7 @@ public final class DirectLocks implements AutoCloseable {
             }
         } catch (Exception e) {
             log.log(System.Logger.Level.WARNING, "could not watch the node {0} of lock ''{1}'' (token {2}): {3}",
-                    path, name, stat.getCzxid(), e.toString());
+                    path, name, token, e.toString());
         }
         if (closed.get()) {
             hold.release(); // close() may have missed it; the caller gets an already released hold

@@ -15,7 +15,7 @@ import java.util.Map;
 /**
  * One Warden gateway as its own JVM, started from the shaded jar ({@code -Dwarden.service.jar}, set by Failsafe):
  * {@code java -jar warden-service.jar --zk ... --http-host 127.0.0.1 --http-port N --zk-session-timeout-ms T
- * --gateway-id ID}. Faults: {@link #kill9()}, {@link #terminate()}, {@link #pause()}, {@link #resume()}.
+ * --gateway-id ID --data-dir <log dir>/ID-data}. Faults: {@link #kill9()}, {@link #terminate()}, {@link #pause()}, {@link #resume()}.
  *
  * <p>Concurrency: immutable; the process handle is thread-safe.
  */
@@ -71,6 +71,11 @@ public final class GatewayProcess implements AutoCloseable {
                 "--zk-session-timeout-ms", Long.toString(zkSessionTimeoutMs),
                 "--gateway-id", gatewayId));
         args.addAll(extraArgs);
+        if (!extraArgs.contains("--data-dir")) {
+            // Its own data directory (the gateway's high-water mark of the cell), beside its log: a gateway restarted
+            // under a new id starts without one, as on a new host.
+            args.addAll(List.of("--data-dir", launcher.logDir().resolve(gatewayId + "-data").toString()));
+        }
         ChildProcess process = launcher.startJar(gatewayId, jvmArgs, serviceJar(), args);
         return new GatewayProcess(gatewayId, port, process);
     }

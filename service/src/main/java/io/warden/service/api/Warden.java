@@ -59,6 +59,14 @@ public interface Warden {
 
     CompletableFuture<List<NamespaceStats>> namespaces();
 
-    /** True while ZooKeeper is connected and this gateway is registered. */
+    /** True while ZooKeeper is connected, this gateway is registered and its cell may be served. */
     boolean ready();
+
+    /**
+     * Why this gateway is not ready, when there is more to say than "not connected" (its cell was rolled back), for
+     * {@code /health/ready}; null otherwise.
+     */
+    default String notReadyDetail() {
+        return null;
+    }
 }

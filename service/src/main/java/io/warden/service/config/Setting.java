@@ -24,7 +24,9 @@ enum Setting {
             WardenConfig::zkConnect, (b, v) -> b.zkConnect((String) v)),
     CHROOT("chroot", Kind.CHROOT, "the cell's root node in ZooKeeper; every gateway of a cell uses the same",
             WardenConfig::chroot, (b, v) -> b.chroot((String) v)),
-    DATA_DIR("data-dir", Kind.PATH, "embedded ZooKeeper only: its data and transaction logs live in <data-dir>/zookeeper",
+    DATA_DIR("data-dir", Kind.PATH, "the gateway's own data: the highest token it has seen of its cell, in "
+            + "<data-dir>/high-water (keep it on a persistent disk); with no --zk also the embedded ZooKeeper's data, in "
+            + "<data-dir>/zookeeper",
             WardenConfig::dataDir, (b, v) -> b.dataDir((Path) v)),
     EMBEDDED_ZK_PORT("embedded-zk-port", Kind.PORT,
             "embedded ZooKeeper only: its client port on 127.0.0.1 (0 = any free port)",

@@ -15,7 +15,8 @@ import java.time.Duration;
  * @param httpPort              HTTP port (0 = any free port)
  * @param zkConnect             ZooKeeper connect string, or null to start the embedded server
  * @param chroot                the cell's chroot, e.g. {@code /warden}
- * @param dataDir               where the embedded ZooKeeper keeps its data ({@code <dataDir>/zookeeper})
+ * @param dataDir               the gateway's own data: its high-water marks of cells ({@code <dataDir>/high-water}), and
+ *                              the embedded ZooKeeper's data ({@code <dataDir>/zookeeper})
  * @param embeddedZkPort        client port of the embedded ZooKeeper (0 = any free port)
  * @param zkSessionTimeout      the gateway's own ZooKeeper session timeout
  * @param zkConnectionTimeout   Curator's connection timeout

@@ -434,13 +434,16 @@ public final class HttpApi {
 
     private void ready(Context ctx, Exchange exchange) {
         boolean ready;
+        String detail = null;
         try {
             ready = !draining && warden.ready();
+            detail = ready ? null : warden.notReadyDetail();
         } catch (RuntimeException e) {
             log.debug("readiness check failed", e);
             ready = false;
         }
-        exchange.json(ctx, ready ? 200 : 503, new Replies.Health(ready ? "READY" : draining ? "DRAINING" : "NOT_READY"));
+        exchange.json(ctx, ready ? 200 : 503, new Replies.Health(ready ? "READY" : draining ? "DRAINING" : "NOT_READY",
+                draining ? null : detail));
     }
 
     /** Per request: one timer sample tagged by route template (never the raw path), method and status; a debug line. */

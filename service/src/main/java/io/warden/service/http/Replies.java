@@ -208,6 +208,10 @@ final class Replies {
     record LeaseTtl(long ttl) {
     }
 
-    record Health(String status) {
+    /** {@code detail}: why a gateway is not ready, when there is more to say (its cell was rolled back); else absent. */
+    record Health(String status, String detail) {
+        Health(String status) {
+            this(status, null);
+        }
     }
 }

@@ -7,6 +7,7 @@ import io.warden.service.api.AcquireResult.Status;
 import io.warden.service.api.LockName;
 import io.warden.service.api.OnTimeout;
 import io.warden.service.api.WardenException;
+import io.warden.service.cell.Tokens;
 import io.warden.service.metrics.WardenMetrics;
 import io.warden.service.session.RequestRecord;
 import io.warden.service.time.Clock;
@@ -34,8 +35,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * {@code /sessions/{sid}/{uuid}} and the queue node {@code _c_{uuid}-__WRIT__|__READ__{seq}} together, so a queue node
  * never outlives its session (expiry deletes the record, which fails while the session has requests it did not
  * delete) and a retry with the same request id fails on the existing record and finds the node the first call made.
- * The multi also sets the request record's data, whose returned stat carries the transaction's zxid: the token, equal
- * to the queue node's czxid, without another read.
+ * The multi also sets the request record's data, whose returned stat carries the transaction's zxid: the queue node's
+ * czxid, without another read; the token is that plus the cell's token floor ({@link Tokens}).
  *
  * <p>A blocked request watches the one node it waits for ({@link LockQueue#blocker}); when that goes, it reads the
  * children once and either holds or watches the next blocker. Waiting costs memory, not threads.
@@ -66,6 +67,8 @@ public final class LockEngine {
     private final Zk zk;
     private final Clock clock;
     private final WardenMetrics metrics;
+    /** A queue node's token from its czxid: the cell's token floor added. */
+    private final Tokens tokens;
     private final int maxRequestsPerSession;
     private final int maxWaitersPerLock;
     private final NodeInfoCache nodes;
@@ -95,12 +98,19 @@ public final class LockEngine {
      */
     public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, int maxRequestsPerSession, int maxWaitersPerLock,
                       int maxRequestsPerPrincipal) {
+        this(zk, clock, metrics, maxRequestsPerSession, maxWaitersPerLock, maxRequestsPerPrincipal, Tokens.CZXID);
+    }
+
+    /** @param tokens a queue node's token from its czxid (plus the cell's token floor) */
+    public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, int maxRequestsPerSession, int maxWaitersPerLock,
+                      int maxRequestsPerPrincipal, Tokens tokens) {
         this.zk = zk;
         this.clock = clock;
         this.metrics = metrics;
+        this.tokens = tokens;
         this.maxRequestsPerSession = maxRequestsPerSession;
         this.maxWaitersPerLock = maxWaitersPerLock;
-        this.nodes = new NodeInfoCache(zk);
+        this.nodes = new NodeInfoCache(zk, tokens);
         this.tombstones = new Tombstones(zk);
         this.sessions = new SessionHints(zk, maxRequestsPerSession);
         this.quotas = new RequestQuotas(zk, clock, maxRequestsPerPrincipal);
@@ -241,7 +251,7 @@ public final class LockEngine {
         }
         return sent.handle((results, err) -> {
             if (err == null) {
-                long token = results.get(1).getResultStat().getMzxid();
+                long czxid = results.get(1).getResultStat().getMzxid();
                 String node = lastSegment(results.get(2).getResultPath());
                 long sequence = QueueEntry.parse(node).map(QueueEntry::sequence).orElse(-1L);
                 if (!LockQueue.admits(sequence)) {
@@ -249,8 +259,11 @@ public final class LockEngine {
                     return refuse(req, lockPath + "/" + node, requestPath, sequence);
                 }
                 quotas.commit(p.owner(), req.sessionId(), uuid);
-                ends.remember(req.sessionId(), lockPath, token, node);
                 sessions.count(req.sessionId(), 1);
+                // The request is made; when its token cannot be said now (the floor is being read again), the call
+                // fails and a retry with the same request_id finds the node.
+                long token = tokens.of(czxid);
+                ends.remember(req.sessionId(), lockPath, token, node);
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
                         new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode(), p.principal()),
                         results.get(1).getResultStat().getMtime()));
@@ -332,7 +345,7 @@ public final class LockEngine {
             return CompletableFuture.failedFuture(WardenException.invalid("request_id", "request " + req.requestId()
                     + " of this session has already ended (released, cancelled or timed out); use a new request_id"));
         }
-        return existing(req, lockPath, uuid, ds.stat().getCzxid(), start);
+        return existing(req, lockPath, uuid, tokens.of(ds.stat().getCzxid()), start);
     }
 
     /** The request was made before (same session and request id): find its queue node. */
@@ -462,8 +475,9 @@ public final class LockEngine {
                 // The grant stands; the holder list is a courtesy. Answer with ourselves.
                 holders = List.of();
             }
-            long token = TestFault.active(TestFault.TOKEN_OF_LOCK) ? stat.getCzxid() : w.token;
-            finishOk(w, new AcquireResult(Status.GRANTED, token, null, holders, Math.max(w.token, stat.getPzxid())));
+            long token = TestFault.active(TestFault.TOKEN_OF_LOCK) ? tokens.bestEffort(stat.getCzxid()) : w.token;
+            // The revision is the lock node's pzxid, a zxid at or after the node's creation (the token adds the floor).
+            finishOk(w, new AcquireResult(Status.GRANTED, token, null, holders, stat.getPzxid()));
         });
     }
 
@@ -639,6 +653,17 @@ public final class LockEngine {
     }
 
     // ------------------------------------------------------------------ drain
+
+    /**
+     * The cell lost committed state (a rolled-back ensemble): answers every held call with {@code refusal}, and forgets
+     * what this gateway remembered of queue nodes (in a cell that went back, a node's path may come again with another
+     * czxid). Requests stay as the cell has them.
+     */
+    public void cellRolledBack(WardenException refusal) {
+        forEachWaiting(w -> fail(w, refusal));
+        nodes.clear();
+        ends.forgetHints();
+    }
 
     /** Stops taking acquires; answers every held call with UNAVAILABLE. Queued requests stay queued in ZooKeeper. */
     public void drain() {

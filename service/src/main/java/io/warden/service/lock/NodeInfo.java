@@ -3,8 +3,8 @@ package io.warden.service.lock;
 import io.warden.service.api.Mode;
 
 /**
- * What a queue node says about its request, with its token (czxid). {@code data} is null for a node that is not
- * Warden's (a plain Curator client's lock node). {@code ctimeMs} is the node's creation time (ZooKeeper's ctime: the
+ * What a queue node says about its request, with its token (czxid plus the cell's token floor). {@code data} is null
+ * for a node that is not Warden's (a plain Curator client's lock node). {@code ctimeMs} is the node's creation time (ZooKeeper's ctime: the
  * wall clock of the server that led the transaction).
  */
 record NodeInfo(String path, long token, Mode mode, QueueNodeData data, long ctimeMs) {

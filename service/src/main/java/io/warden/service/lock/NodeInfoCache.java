@@ -7,7 +7,8 @@ import org.apache.zookeeper.KeeperException;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Reads queue nodes' data and tokens, remembering them. A queue node's path is unique forever (its name carries a
+ * Reads queue nodes' data and tokens (czxid plus the cell's token floor, which never changes for an existing node),
+ * remembering them. A queue node's path is unique forever (its name carries a
  * UUID) and its data never changes, so a cached entry can be stale only in that the node is gone — and callers look up
  * only nodes they have just seen among a lock's children.
  *
@@ -17,10 +18,17 @@ import java.util.concurrent.CompletableFuture;
 final class NodeInfoCache {
     static final int MAX_ENTRIES = 50_000;
     private final Zk zk;
+    private final io.warden.service.cell.Tokens tokens;
     private final java.util.Map<String, NodeInfo> cache = LockEngine.bounded(MAX_ENTRIES);
 
-    NodeInfoCache(Zk zk) {
+    NodeInfoCache(Zk zk, io.warden.service.cell.Tokens tokens) {
         this.zk = zk;
+        this.tokens = tokens;
+    }
+
+    /** Forgets every node (the cell went back: a path may come again, made at another zxid). */
+    void clear() {
+        cache.clear();
     }
 
     void put(NodeInfo info) {
@@ -45,7 +53,8 @@ final class NodeInfoCache {
                 }
                 throw Zk.translate(err);
             }
-            NodeInfo info = new NodeInfo(path, ds.stat().getCzxid(), entry.mode(), Json.readOrNull(ds.data(), QueueNodeData.class),
+            NodeInfo info = new NodeInfo(path, tokens.of(ds.stat().getCzxid()), entry.mode(),
+                    Json.readOrNull(ds.data(), QueueNodeData.class),
                     ds.stat().getCtime());
             put(info);
             return info;

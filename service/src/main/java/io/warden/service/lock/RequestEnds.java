@@ -43,6 +43,11 @@ final class RequestEnds {
         this.tombstones = tombstones;
     }
 
+    /** Forgets every hint (the cell went back; a hint could name a node it no longer has, or one made again). */
+    void forgetHints() {
+        made.clear();
+    }
+
     /** A request was made (or found again) through this gateway. */
     void remember(String sessionId, String lockPath, long token, String node) {
         QueueEntry.parse(node).ifPresent(e -> made.put(key(sessionId, lockPath, token), e));

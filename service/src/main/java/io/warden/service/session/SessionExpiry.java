@@ -88,7 +88,7 @@ final class SessionExpiry {
                         } else {
                             ops.add(zk.ops().delete().forPath(r.nodePath()));
                         }
-                        (r.holds() ? released : cancelled).add(r.name() + "#" + r.token());
+                        (r.holds() ? released : cancelled).add(r.name() + " (czxid " + r.czxid() + ")");
                     }
                     ops.add(zk.ops().delete().forPath(CellPaths.sessionRequest(t.id, r.uuid())));
                 }

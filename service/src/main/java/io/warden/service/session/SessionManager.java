@@ -66,6 +66,8 @@ public final class SessionManager {
     private final LockDelays lockDelays;
     private final Tracker tracker;
     private final Adoption adoption;
+    /** A queue node's token from its czxid (the cell's token floor added); set before start. */
+    private volatile io.warden.service.cell.Tokens tokens = io.warden.service.cell.Tokens.CZXID;
 
     /**
      * @param bound B (see {@link Vouching#bound}): how old the ZooKeeper response behind an acknowledged keepalive may
@@ -99,6 +101,22 @@ public final class SessionManager {
     /** B for a gateway whose own ZooKeeper session timeout is {@code zkSessionTimeout}. */
     public static Duration vouchBound(Duration zkSessionTimeout) {
         return Vouching.bound(zkSessionTimeout);
+    }
+
+    /**
+     * Joins the sessions to the cell's guard, before {@link #start}: holds are shown with {@code tokens}; while
+     * {@code cellServing} says no (the cell is being checked after a reconnection, or was rolled back) this gateway
+     * cannot vouch for any session — keepalives are refused and nothing expires — and once it says yes again every
+     * tracked session gets a fresh TTL.
+     */
+    public void guardedBy(io.warden.service.cell.Tokens tokens, java.util.function.BooleanSupplier cellServing) {
+        this.tokens = tokens;
+        tracker.vouching().servingCell(cellServing);
+    }
+
+    /** The cell was found rolled back: refuse keepalives and expire nothing from now on, until it is served again. */
+    public void cellRefused() {
+        tracker.vouching().refuse("its ZooKeeper cell was rolled back");
     }
 
     /** Starts vouching (a sync every B/4); call once connected. */
@@ -407,7 +425,7 @@ public final class SessionManager {
                         continue;
                     }
                     if (r.holds()) {
-                        holds.add(new SessionView.Hold(r.name().toString(), r.mode(), r.token()));
+                        holds.add(new SessionView.Hold(r.name().toString(), r.mode(), tokens.of(r.czxid())));
                     } else {
                         waits.add(new SessionView.Wait(r.name().toString(), r.mode(), r.requestId()));
                     }

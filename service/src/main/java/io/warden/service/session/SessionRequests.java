@@ -28,9 +28,10 @@ final class SessionRequests {
     /**
      * One request of a session. {@code node} is null when the request has ended (its record is a tombstone; then
      * {@code name}, {@code mode} and {@code requestId} are null too) or when its queue node is gone otherwise (deleted
-     * by hand); {@code holds} says whether it holds the lock now.
+     * by hand); {@code holds} says whether it holds the lock now. {@code czxid} is its queue node's (and record's) czxid:
+     * the token is that plus the cell's token floor.
      */
-    record Request(String uuid, LockName name, Mode mode, String requestId, long token, String node, boolean holds) {
+    record Request(String uuid, LockName name, Mode mode, String requestId, long czxid, String node, boolean holds) {
         String nodePath() {
             return CellPaths.lock(name) + "/" + node;
         }
@@ -112,7 +113,7 @@ final class SessionRequests {
                 return CompletableFuture.allOf(perLock.toArray(CompletableFuture[]::new)).thenApply(x -> {
                     List<Request> all = new ArrayList<>(ended);
                     perLock.forEach(f -> all.addAll(f.join()));
-                    all.sort((a, b) -> Long.compare(a.token(), b.token()));
+                    all.sort((a, b) -> Long.compare(a.czxid(), b.czxid()));
                     return all;
                 });
             });

@@ -56,6 +56,8 @@ final class Vouching {
     private long inFlightSent;
     private volatile Clock.Cancellable probe;
     private volatile boolean stopped;
+    /** Whether the cell may be served (not rolled back); while not, nothing vouches. */
+    private volatile java.util.function.BooleanSupplier cellServing = () -> true;
 
     Vouching(Zk zk, Clock clock, Duration bound, Runnable onRevouched) {
         this.zk = zk;
@@ -69,6 +71,16 @@ final class Vouching {
                 sync(); // vouch again as soon as possible
             }
         });
+    }
+
+    /**
+     * A cell that may have lost committed state cannot be vouched for, however fresh: while {@code serving} says no (the
+     * gateway checks the cell after a reconnection, or found it rolled back) nothing vouches, a refusal recorded meanwhile
+     * stands (so nothing expires), and the first sync that comes back once it says yes gives every session a fresh TTL,
+     * as after any refusal.
+     */
+    void servingCell(java.util.function.BooleanSupplier serving) {
+        cellServing = serving;
     }
 
     /** B: how old the ZooKeeper response behind an acknowledgement may be, and what a takeover adds to the TTL. */
@@ -110,7 +122,7 @@ final class Vouching {
      */
     boolean freshAt(long now) {
         long last = lastSyncSent.get();
-        return last != NONE && now - last <= boundNanos && refusedSince.get() == NONE;
+        return last != NONE && now - last <= boundNanos && refusedSince.get() == NONE && cellServing.getAsBoolean();
     }
 
     /** Whether keepalives were refused since this gateway last vouched: expiries wait until it vouches again. */
@@ -120,9 +132,13 @@ final class Vouching {
 
     /** Records that this gateway cannot vouch now (a refused keepalive, a disconnection). */
     void refuse() {
+        refuse("no ZooKeeper response within " + Duration.ofNanos(boundNanos).toMillis() + " ms");
+    }
+
+    void refuse(String why) {
         if (refusedSince.compareAndSet(NONE, clock.read())) {
-            log.warn("this gateway cannot vouch for its sessions (no ZooKeeper response within {} ms): keepalives answer 503 "
-                    + "and no session it tracks expires until it can again", Duration.ofNanos(boundNanos).toMillis());
+            log.warn("this gateway cannot vouch for its sessions ({}): keepalives answer 503 and no session it tracks "
+                    + "expires until it can again", why);
         }
     }
 
@@ -193,6 +209,9 @@ final class Vouching {
      */
     void heard(long sentNanos) {
         lastSyncSent.accumulateAndGet(sentNanos, Math::max);
+        if (!cellServing.getAsBoolean()) {
+            return; // the cell is being checked or was rolled back: a refusal stands until it is served again
+        }
         long since = refusedSince.get();
         if (since != NONE && sentNanos >= since && refusedSince.compareAndSet(since, NONE)) {
             log.info("this gateway can vouch for its sessions again: each gets a fresh TTL");

@@ -104,6 +104,14 @@ final class LockFeed {
         }
     };
     private final AtomicBoolean stopped = new AtomicBoolean();
+    /**
+     * What a rebuild waits for: the cell's guard says the cell may be served (after a reconnection it has read the
+     * token floor again and checked that the cell did not lose state). Set before {@link #start}.
+     */
+    private volatile java.util.function.Supplier<CompletableFuture<Void>> rebuildWhen =
+            () -> CompletableFuture.completedFuture(null);
+    /** Told, on ZooKeeper's event thread, of every notification's zxid: the gateway's high-water mark. */
+    private volatile java.util.function.LongConsumer zxidSeen = z -> { };
     /** Notifications handed to the hub's thread and not yet taken. */
     private final AtomicInteger pending = new AtomicInteger();
     /** Set by ZooKeeper's event thread when {@link #pending} passed the bound; cleared by the hub when it catches up. */
@@ -153,9 +161,16 @@ final class LockFeed {
         this.hub = hub;
         this.target = target;
         this.mirror = mirror;
-        this.loader = new MirrorLoader(zk);
+        this.loader = new MirrorLoader(zk, mirror::token);
         this.gatewayId = gatewayId;
         this.maxPending = maxPending;
+    }
+
+    /** See {@link #rebuildWhen} and {@link #zxidSeen}; before {@link #start}. */
+    void guardedBy(java.util.function.Supplier<CompletableFuture<Void>> rebuildWhen,
+                   java.util.function.LongConsumer zxidSeen) {
+        this.rebuildWhen = rebuildWhen;
+        this.zxidSeen = zxidSeen;
     }
 
     void start() {
@@ -188,7 +203,11 @@ final class LockFeed {
 
     // ------------------------------------------------------------------ rebuild (the hub's thread)
 
-    /** Sets the watches, then reads everything (the watches are in place before the read). */
+    /**
+     * Sets the watches, then reads everything (the watches are in place before the read); first waits until the cell
+     * may be served ({@link #rebuildWhen}): a cell that lost committed state is never mirrored, so no watch gets its
+     * events or a RESYNC of it, and the mirror's tokens include every floor raise.
+     */
     private void rebuild() {
         if (stopped.get()) {
             return;
@@ -196,6 +215,19 @@ final class LockFeed {
         int gen = ++generation;
         replay = null;
         replayNotes = 0;
+        CompletableFuture<Void> when = rebuildWhen.get();
+        if (!when.isDone()) {
+            when.whenComplete((v, e) -> onHub(() -> {
+                if (gen == generation && !stopped.get()) {
+                    rebuildNow(gen);
+                }
+            }));
+            return;
+        }
+        rebuildNow(gen);
+    }
+
+    private void rebuildNow(int gen) {
         ZooKeeper h;
         try {
             h = zk.client().getZookeeperClient().getZooKeeper();
@@ -315,6 +347,7 @@ final class LockFeed {
             }
             return;
         }
+        zxidSeen.accept(event.getZxid());
         Note note = note(event);
         if (note == null) {
             return;

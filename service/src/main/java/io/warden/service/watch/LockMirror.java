@@ -1,6 +1,7 @@
 package io.warden.service.watch;
 
 import io.warden.service.api.LockView;
+import io.warden.service.cell.Tokens;
 import io.warden.service.lock.QueueEntry;
 
 import java.util.ArrayList;
@@ -56,6 +57,21 @@ final class LockMirror {
     private final Map<String, Object> bySession = new HashMap<>();
     /** Locks looked at by {@link #views} (tests: what a RESYNC costs). */
     private long locksExamined;
+    /** A node's token from its czxid (the cell's token floor added); volatile: the loader reads it on Curator's threads. */
+    private volatile Tokens tokens = Tokens.CZXID;
+
+    /** Sets how a node's token is made from its czxid (before the first {@link #load}). */
+    void tokens(Tokens tokens) {
+        this.tokens = tokens;
+    }
+
+    /**
+     * The token of a node made at {@code czxid}. Best effort: a floor raise this gateway has not read yet is missing, but
+     * the mirror is rebuilt, after the floor has been read again, before anything it holds is shown (see LockFeed).
+     */
+    long token(long czxid) {
+        return tokens.bestEffort(czxid);
+    }
 
     /** Replaces everything with a full read. */
     void load(Snapshot snapshot) {
@@ -102,10 +118,10 @@ final class LockMirror {
             }
             List<MirroredLock.Node> created = new ArrayList<>(change.created().size());
             for (QueueEntry entry : change.created()) {
-                // The token of a node is its czxid: the zxid of the transaction that created it.
+                // The token of a node is its czxid, the zxid of the transaction that created it, plus the token floor.
                 String session = entry.id() == null ? null : t.sessionsByRequest.get(entry.id());
                 String client = session == null ? null : t.clientsByRequest.get(entry.id());
-                created.add(new MirroredLock.Node(entry, t.zxid, session, client));
+                created.add(new MirroredLock.Node(entry, token(t.zxid), session, client));
             }
             List<WatchEvent> lockEvents = lock.apply(t.zxid, created, change.deleted(), n -> n.sessionId() != null
                     && (t.expiring.contains(n.sessionId()) || lockDelayed.contains(n.sessionId())));

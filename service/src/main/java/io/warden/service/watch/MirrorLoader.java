@@ -24,9 +24,12 @@ import java.util.concurrent.ConcurrentHashMap;
  */
 final class MirrorLoader {
     private final Zk zk;
+    /** A node's token from its czxid ({@link LockMirror#token}). */
+    private final java.util.function.LongUnaryOperator tokens;
 
-    MirrorLoader(Zk zk) {
+    MirrorLoader(Zk zk, java.util.function.LongUnaryOperator tokens) {
         this.zk = zk;
+        this.tokens = tokens;
     }
 
     CompletableFuture<LockMirror.Snapshot> load() {
@@ -74,7 +77,8 @@ final class MirrorLoader {
                 throw Zk.translate(err);
             }
             QueueNodeData data = Json.readOrNull(ds.data(), QueueNodeData.class);
-            return new MirroredLock.Node(entry, ds.stat().getCzxid(), data == null ? null : data.sessionId(),
+            return new MirroredLock.Node(entry, tokens.applyAsLong(ds.stat().getCzxid()),
+                    data == null ? null : data.sessionId(),
                     data == null ? null : data.clientId());
         });
     }

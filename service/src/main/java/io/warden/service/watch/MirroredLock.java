@@ -30,8 +30,9 @@ import java.util.function.Predicate;
  */
 final class MirroredLock {
     /**
-     * A queue node as the mirror knows it: its entry (name, sequence, mode; the request id is not kept), token (czxid),
-     * session and client. Session and client are null for a node that is not Warden's (a plain Curator client's).
+     * A queue node as the mirror knows it: its entry (name, sequence, mode; the request id is not kept), token (czxid
+     * plus the token floor), session and client. Session and client are null for a node that is not Warden's (a plain
+     * Curator client's).
      */
     record Node(QueueEntry entry, long token, String sessionId, String clientId) {
         Node {

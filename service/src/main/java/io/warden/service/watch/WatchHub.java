@@ -125,6 +125,39 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         this.feed = new LockFeed(zk, chroot, clock, thread, this, mirror, gatewayId, maxPending);
     }
 
+    /**
+     * Joins the hub to the cell's guard, before {@link #start}: {@code tokens} makes a queue node's token from its czxid
+     * (the token floor added); every rebuild of the mirror waits for {@code rebuildWhen}, so a cell that lost
+     * committed state is never mirrored and open watches get nothing from it (after a reconnection the mirror is
+     * unsettled until its rebuild; new watches wait for it, or are refused in front of the hub); {@code zxids} is told
+     * of every zxid the watches see.
+     */
+    public void guardedBy(io.warden.service.cell.Tokens tokens,
+                          java.util.function.Supplier<CompletableFuture<Void>> rebuildWhen,
+                          java.util.function.LongConsumer zxids) {
+        mirror.tokens(tokens);
+        feed.guardedBy(rebuildWhen, zxids);
+    }
+
+    /**
+     * Ends the watches whose sinks {@code which} picks, each after what it has queued and a last comment naming
+     * {@code reason}: the API's streams when the cell is found rolled back, so that their clients reconnect and are told
+     * why (their new watches are refused), and no stream ever shows the cell's revisions going back.
+     */
+    public void endWatches(String reason, java.util.function.Predicate<WatchSink> which) {
+        onHub(() -> {
+            List<Sub> all = new ArrayList<>();
+            forEachLive(all::add);
+            all.addAll(parked);
+            for (Sub sub : all) {
+                if (which.test(sub.sink)) {
+                    sub.sink.close(reason);
+                    drop(sub);
+                }
+            }
+        });
+    }
+
     /** Sets the watches and starts the first read of the cell. */
     public void start() {
         feed.start();

@@ -33,6 +33,12 @@ import java.util.UUID;
  *                                        after it, so that watches can tell an expiry's deletions (same zxid) from a
  *                                        release, cancel or close (see docs/design.md, "Watches")
  * /audit/entry-{seq}                     PERSISTENT_SEQUENTIAL: the console's admin actions (AuditLog JSON), newest 1000
+ * /cell                                  PERSISTENT: the cell's identity {cell_id}, a random id the first gateway makes;
+ *                                        gateways keep their high-water mark per cell id
+ * /probe                                 PERSISTENT, empty: written by gateways to learn the cell's newest zxid
+ * /token-floor                           PERSISTENT: {floor, above, at_ms} of the latest raise of the token floor
+ * /token-floor/floor-{floor}             PERSISTENT, empty: one per raise ({floor}: 19 decimal digits); its czxid is
+ *                                        where it starts: a node made after it has token czxid + floor
  * </pre>
  */
 public final class CellPaths {
@@ -44,6 +50,13 @@ public final class CellPaths {
     public static final String EXPIRED = "/expired";
     /** The console's audit log: one PERSISTENT_SEQUENTIAL child per admin action, the newest 1000 kept. */
     public static final String AUDIT = "/audit";
+    /** The cell's identity: {@code {cell_id}}, made once by the first gateway. */
+    public static final String CELL = "/cell";
+    /** Written (empty) by gateways to learn the cell's newest zxid from the write's stat. */
+    public static final String PROBE = "/probe";
+    /** The token floor: one child per raise ({@link #floorNode}). */
+    public static final String TOKEN_FLOOR = "/token-floor";
+    private static final String FLOOR_PREFIX = "floor-";
 
     private CellPaths() {
     }
@@ -147,6 +160,29 @@ public final class CellPaths {
             return new String(Base64.getUrlDecoder().decode(nodeName.substring(CLIENT_NOTE.length())), StandardCharsets.UTF_8);
         } catch (IllegalArgumentException e) {
             return null;
+        }
+    }
+
+    /** The name of the child of {@link #TOKEN_FLOOR} that raises the floor to {@code floor}: sorts by floor. */
+    public static String floorNode(long floor) {
+        return FLOOR_PREFIX + String.format("%019d", floor);
+    }
+
+    /** The floor a child of {@link #TOKEN_FLOOR} raises to, or -1 when the name is not a raise. */
+    public static long floorOf(String nodeName) {
+        if (!nodeName.startsWith(FLOOR_PREFIX) || nodeName.length() != FLOOR_PREFIX.length() + 19) {
+            return -1;
+        }
+        String digits = nodeName.substring(FLOOR_PREFIX.length());
+        for (int i = 0; i < digits.length(); i++) {
+            if (digits.charAt(i) < '0' || digits.charAt(i) > '9') {
+                return -1;
+            }
+        }
+        try {
+            return Long.parseLong(digits);
+        } catch (NumberFormatException e) {
+            return -1; // 19 digits past Long.MAX_VALUE
         }
     }
 

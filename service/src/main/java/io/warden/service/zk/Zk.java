@@ -105,6 +105,23 @@ public final class Zk {
         replyListener = listener;
     }
 
+    /** Told of the zxids each reply carries in its stats; see {@link #onZxid}. */
+    private volatile java.util.function.LongConsumer zxidListener = z -> { };
+
+    /**
+     * Sets what is told of the highest zxid in every reply's stats (czxid, mzxid, pzxid: all committed), first thing on
+     * the thread that handles the reply: the gateway's high-water mark of its cell. It must not block.
+     */
+    public void onZxid(java.util.function.LongConsumer listener) {
+        zxidListener = listener;
+    }
+
+    private void sawStat(Stat stat) {
+        if (stat != null) {
+            zxidListener.accept(Math.max(stat.getMzxid(), Math.max(stat.getCzxid(), stat.getPzxid())));
+        }
+    }
+
     public CuratorFramework client() {
         return client;
     }
@@ -250,6 +267,9 @@ public final class Zk {
             client.getZookeeperClient().getZooKeeper().multi(ops, (rc, p, ctx, results) -> {
                 answered(sentAt);
                 replyListener.accept(rc);
+                if (results != null) {
+                    results.forEach(r -> sawStat(r instanceof org.apache.zookeeper.OpResult.GetDataResult d ? d.getStat() : null));
+                }
                 f.complete(results);
             }, null);
         } catch (Exception e) {
@@ -338,6 +358,9 @@ public final class Zk {
         BackgroundCallback cb = (c, event) -> {
             answered(sentAt);
             replyListener.accept(event.getResultCode());
+            if (event.getOpResults() != null) {
+                event.getOpResults().forEach(r -> sawStat(r.getResultStat()));
+            }
             f.complete(new MultiReply(event.getResultCode(), event.getOpResults()));
         };
         try {
@@ -370,6 +393,7 @@ public final class Zk {
             answered(sentAt);
             int rc = event.getResultCode();
             replyListener.accept(rc);
+            sawStat(event.getStat());
             if (metered) {
                 metrics.zkOperation(op, System.nanoTime() - start, rc);
             }

@@ -31,6 +31,11 @@ public final class WardenFixture implements AutoCloseable {
     public final TestingServer server;
     public final ManualClock clock = new ManualClock();
     public final CuratorFramework curator;
+    /**
+     * The gateways' data directory ({@code data-dir}: their high-water marks of the cell), one per fixture, so that no
+     * test's gateway compares its cell with another test's.
+     */
+    public final java.nio.file.Path gatewayData;
     private final List<Gateway> gateways = new ArrayList<>();
 
     static {
@@ -38,6 +43,7 @@ public final class WardenFixture implements AutoCloseable {
     }
 
     public WardenFixture() throws Exception {
+        gatewayData = java.nio.file.Files.createTempDirectory("warden-gateway-data-");
         server = new TestingServer(true);
         curator = CuratorFrameworkFactory.builder().connectString(server.getConnectString()).namespace("warden")
                 .retryPolicy(new RetryOneTime(100)).build();
@@ -59,7 +65,7 @@ public final class WardenFixture implements AutoCloseable {
 
     public WardenConfig config() {
         return WardenConfig.defaults().withZkConnect(server.getConnectString()).withHttpPort(0)
-                .withZkSessionTimeout(Duration.ofSeconds(4));
+                .withZkSessionTimeout(Duration.ofSeconds(4)).toBuilder().dataDir(gatewayData).build();
     }
 
     public Gateway gateway() {
@@ -207,5 +213,8 @@ public final class WardenFixture implements AutoCloseable {
         }
         curator.close();
         server.close();
+        try (var paths = java.nio.file.Files.walk(gatewayData)) {
+            paths.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
     }
 }
