@@ -222,7 +222,7 @@ public final class Gateway implements AutoCloseable {
                     // made by another gateway or an earlier run
                 }
             }
-            makeShards();
+            makeShards(waitMs);
             protectCell();
             // Before anything serves: compare the cell with what this gateway saw of it (its data directory). A cell
             // that went back is refused (503 for every call), not a reason not to start.
@@ -268,7 +268,7 @@ public final class Gateway implements AutoCloseable {
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
-            throw new IllegalStateException("could not start gateway: " + e.getMessage(), e);
+            throw new IllegalStateException("could not start gateway: " + e, e);
         }
         http.start(config.httpHost(), config.httpPort());
         advertise();
@@ -278,25 +278,38 @@ public final class Gateway implements AutoCloseable {
     }
 
     /**
-     * The 256 shards of /sessions and /lockdelay (PERSISTENT: multis create below them), made once per cell; the
-     * creates are sent together, not one round trip each.
+     * The 256 shards of /sessions and /lockdelay (PERSISTENT: multis create below them), made once per cell. The missing
+     * shards of a parent are made in one transaction (256 creates of about 40 bytes: one round trip and one log write,
+     * where 256 separate creates on a slow or loaded ensemble took longer than a session timeout). A transaction that
+     * meets a shard another gateway made meanwhile fails as a whole; the list is read again and the rest made, a few
+     * times at most.
      */
-    private void makeShards() throws Exception {
+    private void makeShards(long waitMs) throws Exception {
         for (String parent : new String[]{CellPaths.SESSIONS, CellPaths.LOCK_DELAY}) {
-            java.util.Set<String> present = new java.util.HashSet<>(client.getChildren().forPath(parent));
-            java.util.List<java.util.concurrent.CompletableFuture<String>> creates = new java.util.ArrayList<>();
-            for (String shard : CellPaths.shards()) {
-                if (!present.contains(shard)) {
-                    creates.add(zk.create(parent + "/" + shard, new byte[0], CreateMode.PERSISTENT, false)
-                            .exceptionally(e -> null)); // NODEEXISTS: made by another gateway; anything else: below
+            for (int attempt = 1; ; attempt++) {
+                java.util.Set<String> present = new java.util.HashSet<>(client.getChildren().forPath(parent));
+                java.util.List<org.apache.curator.framework.api.transaction.CuratorOp> creates = new java.util.ArrayList<>();
+                for (String shard : CellPaths.shards()) {
+                    if (!present.contains(shard)) {
+                        creates.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(parent + "/" + shard));
+                    }
                 }
-            }
-            java.util.concurrent.CompletableFuture.allOf(creates.toArray(java.util.concurrent.CompletableFuture[]::new))
-                    .get(config.zkSessionTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            int made = client.getChildren().forPath(parent).size();
-            if (made < CellPaths.SESSION_SHARDS) {
-                throw new IllegalStateException("could not make the shards of " + parent + " (" + made + " of "
-                        + CellPaths.SESSION_SHARDS + ")");
+                if (creates.isEmpty()) {
+                    break;
+                }
+                try {
+                    zk.multi(creates).get(waitMs, TimeUnit.MILLISECONDS);
+                    break;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    boolean raced = e.getCause() instanceof Zk.MultiFailure f && f.code() == KeeperException.Code.NODEEXISTS;
+                    if (!raced || attempt == 5) {
+                        throw new IllegalStateException("could not make the " + creates.size() + " missing shards of "
+                                + parent + ": " + e.getCause(), e.getCause());
+                    }
+                } catch (java.util.concurrent.TimeoutException e) {
+                    throw new IllegalStateException("could not make the " + creates.size() + " missing shards of " + parent
+                            + ": ZooKeeper did not answer within " + waitMs + " ms", e);
+                }
             }
         }
     }
