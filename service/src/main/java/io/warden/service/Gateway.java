@@ -11,6 +11,7 @@ import io.warden.service.auth.Authenticator;
 import io.warden.service.http.HttpApi;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
+import io.warden.service.lock.QueueListing;
 import io.warden.service.metrics.ProcessMetrics;
 import io.warden.service.metrics.WardenMetrics;
 import io.warden.service.session.Owner;
@@ -20,6 +21,7 @@ import io.warden.service.time.SystemClock;
 import io.warden.service.watch.WatchHub;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.PacketLimit;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -108,8 +110,13 @@ public final class Gateway implements AutoCloseable {
                 .defaultData(new byte[0]) // a node created without data is empty (Curator's default is the local IP)
                 .build();
         this.zk = new Zk(client, metrics);
-        this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
-                config.maxRequestsPerPrincipal());
+        // Every listing of a lock's queue goes through one QueueListing, sized from the client's packet limit; the
+        // watch mirror tells it (and the engine's admission) which locks are large, so small ones need no stat first.
+        PacketLimit packet = new PacketLimit(config.zkMaxPacketBytes());
+        metrics.zkMaxPacketBytes(packet.bytes());
+        QueueListing queues = new QueueListing(zk, packet, metrics);
+        this.engine = new LockEngine(zk, clock, metrics, queues, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
+                config.maxEntriesPerLock(), config.maxRequestsPerPrincipal());
         this.sessions = new SessionManager(zk, clock, metrics, engine, Owner.newIncarnation(gatewayId), config.sessionTtlMin(),
                 config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(), config.maxSessionsPerPrincipal(),
                 SessionManager.vouchBound(config.zkSessionTimeout()));
@@ -119,7 +126,9 @@ public final class Gateway implements AutoCloseable {
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
         this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY,
-                new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()));
+                new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()),
+                new WatchHub.Mirror(queues, Math.min(config.maxEntriesPerLock(), packet.listable() / 2)));
+        queues.useSizes(watches.queueSizes());
         WatchHub hub = this.watches;
         io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, h -> h.watchCount() - h.sessionWatchCount())
                 .tag("pool", "names").description("watches of names and prefixes served (max-watches)").register(registry);

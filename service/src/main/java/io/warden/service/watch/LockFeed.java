@@ -70,6 +70,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * unsettles the mirror and drops the transaction under way (it may be incomplete); everything after it is applied
  * silently until the rebuild settles it again, and then every watch gets a RESYNC.
  *
+ * <p><b>Locks too large to read</b> are loaded as counts ({@link MirrorLoader}, {@link LockMirror}): the read of the
+ * cell completes, and the gateway keeps its ZooKeeper connection. When such a lock's queue becomes exact again, the
+ * watches that cover it get a RESYNC and the history starts again ({@link WatchHub#resyncCovering}).
+ *
  * <p>Concurrency: every field from {@code handle} down is confined to the hub's thread ({@code hub}, one thread), except
  * {@code awaitingReply}, which only ZooKeeper's event thread touches; ZooKeeper's and Curator's threads only hand work
  * to the hub, in the order ZooKeeper delivered it (the executor keeps it). {@code pending}, {@code overflowed} and the
@@ -146,14 +150,14 @@ final class LockFeed {
     private boolean warnedNoZxid;
 
     LockFeed(Zk zk, String chroot, Clock clock, ScheduledExecutorService hub, WatchHub target, LockMirror mirror,
-             String gatewayId, int maxPending) {
+             String gatewayId, int maxPending, io.warden.service.lock.QueueListing queues) {
         this.zk = zk;
         this.chroot = "/".equals(chroot) ? "" : chroot;
         this.clock = clock;
         this.hub = hub;
         this.target = target;
         this.mirror = mirror;
-        this.loader = new MirrorLoader(zk);
+        this.loader = new MirrorLoader(zk, queues);
         this.gatewayId = gatewayId;
         this.maxPending = maxPending;
     }
@@ -436,6 +440,11 @@ final class LockFeed {
                     t.queueNodeCreated(name.toString(), entry);
                 } else if (name != null) {
                     t.queueNodeDeleted(name.toString(), entry);
+                } else if (entry == null && note.kind == Kind.QUEUE_DELETED) {
+                    LockName lock = CellPaths.lockName(path); // a lock's own node (reaped when empty)
+                    if (lock != null) {
+                        t.lockNodesDeleted.add(lock.toString());
+                    }
                 }
             }
             case REQUEST_RECORD -> t.sessionsByRequest.put((String) note.b, note.a);
@@ -473,8 +482,14 @@ final class LockFeed {
             log.warn("watch: could not apply {}", t, e);
             events = List.of();
         }
+        List<String> exactAgain = mirror.drainCompleted();
         if (settled) {
             target.publish(t.zxid, events);
+            if (!exactAgain.isEmpty()) {
+                log.info("watch mirror: {} can be followed again (its queue is exact); the watches that cover it get a RESYNC",
+                        exactAgain.size() == 1 ? "lock " + exactAgain.get(0) : exactAgain.size() + " locks");
+                target.resyncCovering(t.zxid, exactAgain);
+            }
         } else {
             maybeSettle();
         }

@@ -29,15 +29,53 @@ import java.util.TreeSet;
  * <p>After a rebuild from a full read ({@link #load}) the transactions that were already under way are replayed on
  * top; each lock remembers the zxid its read reflects ({@code pzxid}) and ignores older changes.
  *
- * <p>Concurrency: not thread-safe; confined to the watch hub's thread. Bounded by the cell's live locks and queue nodes
- * (the heap per held lock is measured by {@code MirrorSizeTest}; docs/operations.md, "Sizing").
+ * <p><b>Locks too large to read.</b> A lock the rebuild could not list (more entries than the gateway reads in one
+ * ZooKeeper reply) is loaded as a count: {@link MirroredLock#unlisted()} entries the mirror does not have. Its later
+ * changes are applied (creations are known nodes, deletions of nodes the mirror does not have count down), but none of
+ * its events are published, since who holds it is not known; its views say it is too large. When the last of the
+ * entries it did not have is gone (or its node is removed), its queue is exact again: the lock is named by
+ * {@link #drainCompleted()}, and the hub gives the watches that cover it a RESYNC. A lock whose node has children
+ * that are not queue nodes stays too large until the next rebuild.
+ *
+ * <p>Locks with at least {@code reportFrom} entries are also kept in {@link #large}, which other threads read
+ * ({@link #entriesIfLarge}): the engine's hint of which locks are large.
+ *
+ * <p>Concurrency: not thread-safe; confined to the watch hub's thread, except {@link #large}, a concurrent map written
+ * on the hub's thread and read from any (bounded by the locks with at least {@code reportFrom} entries). Bounded by the
+ * cell's live locks and queue nodes (the heap per held lock is measured by {@code MirrorSizeTest}; docs/operations.md,
+ * "Sizing").
  */
 final class LockMirror {
     /** A full read of the cell: per lock its queue and the pzxid of the read; the sessions with a lock-delay record. */
     record Snapshot(Map<String, LockRead> locks, Set<String> lockDelayed) {
     }
 
-    record LockRead(long pzxid, List<MirroredLock.Node> nodes) {
+    /**
+     * One lock as a full read found it: the pzxid the read reflects and its queue nodes; or, for a lock too large to
+     * list, no nodes and {@code unlisted} entries.
+     */
+    record LockRead(long pzxid, List<MirroredLock.Node> nodes, int unlisted) {
+        LockRead(long pzxid, List<MirroredLock.Node> nodes) {
+            this(pzxid, nodes, 0);
+        }
+    }
+
+    private final int reportFrom;
+    /** Locks with at least {@code reportFrom} entries, with how many: read by other threads (see the class comment). */
+    private final Map<String, Integer> large = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Locks too large to read, whose queue the mirror does not have whole. */
+    private final TreeSet<String> partial = new TreeSet<>();
+    /** Locks whose queue became exact again since the last {@link #drainCompleted()}. */
+    private final List<String> completed = new ArrayList<>();
+
+    /** A mirror with no report of large locks (tests). */
+    LockMirror() {
+        this(Integer.MAX_VALUE);
+    }
+
+    /** @param reportFrom locks with at least this many entries are kept in {@link #entriesIfLarge} */
+    LockMirror(int reportFrom) {
+        this.reportFrom = reportFrom;
     }
 
     /** By name, sorted: a prefix's locks are one range (a RESYNC costs the locks it shows, not every lock). */
@@ -59,22 +97,68 @@ final class LockMirror {
 
     /** Replaces everything with a full read. */
     void load(Snapshot snapshot) {
+        clear();
+        lockDelayed.addAll(snapshot.lockDelayed());
+        for (Map.Entry<String, LockRead> e : snapshot.locks().entrySet()) {
+            String name = e.getKey();
+            LockRead read = e.getValue();
+            readAt.put(name, read.pzxid());
+            if (read.nodes().isEmpty() && read.unlisted() == 0) {
+                continue;
+            }
+            MirroredLock lock = new MirroredLock(name, read.unlisted());
+            for (MirroredLock.Node node : read.nodes()) {
+                lock.load(node);
+                index(node.sessionId(), name, 1);
+            }
+            locks.put(name, lock);
+            if (lock.partial()) {
+                partial.add(name);
+            }
+            report(name, lock);
+        }
+    }
+
+    /** Forgets everything (the mirror is dropped, or replaced by a full read). */
+    void clear() {
         locks.clear();
         readAt.clear();
         lockDelayed.clear();
         bySession.clear();
-        lockDelayed.addAll(snapshot.lockDelayed());
-        for (Map.Entry<String, LockRead> e : snapshot.locks().entrySet()) {
-            readAt.put(e.getKey(), e.getValue().pzxid());
-            if (e.getValue().nodes().isEmpty()) {
-                continue;
-            }
-            MirroredLock lock = new MirroredLock(e.getKey());
-            for (MirroredLock.Node node : e.getValue().nodes()) {
-                lock.load(node);
-                index(node.sessionId(), e.getKey(), 1);
-            }
-            locks.put(e.getKey(), lock);
+        large.clear();
+        partial.clear();
+        completed.clear();
+    }
+
+    /**
+     * The lock's entries when it has at least {@code reportFrom} (as of the last transaction applied), else -1. Any
+     * thread.
+     */
+    int entriesIfLarge(String name) {
+        Integer n = large.get(name);
+        return n == null ? -1 : n;
+    }
+
+    int reportFrom() {
+        return reportFrom;
+    }
+
+    /** The locks whose queue became exact again (the last entry the mirror did not have is gone) since the last call. */
+    List<String> drainCompleted() {
+        if (completed.isEmpty()) {
+            return List.of();
+        }
+        List<String> out = List.copyOf(completed);
+        completed.clear();
+        return out;
+    }
+
+    private void report(String name, MirroredLock lock) {
+        int entries = lock == null ? 0 : lock.entries();
+        if (entries >= reportFrom) {
+            large.put(name, entries);
+        } else if (!large.isEmpty()) {
+            large.remove(name);
         }
     }
 
@@ -97,9 +181,10 @@ final class LockMirror {
                 if (change.created().isEmpty()) {
                     continue;
                 }
-                lock = new MirroredLock(name);
+                lock = new MirroredLock(name, 0);
                 locks.put(name, lock);
             }
+            boolean wasPartial = lock.partial();
             List<MirroredLock.Node> created = new ArrayList<>(change.created().size());
             for (QueueEntry entry : change.created()) {
                 // The token of a node is its czxid: the zxid of the transaction that created it.
@@ -118,9 +203,26 @@ final class LockMirror {
                     }
                 }
             }
-            events.addAll(lockEvents);
+            if (!wasPartial) {
+                events.addAll(lockEvents);
+            } else if (!lock.partial()) {
+                // The last entry the mirror did not have is gone: exact again (its events resume after a RESYNC).
+                partial.remove(name);
+                completed.add(name);
+            }
             if (lock.isEmpty()) {
                 locks.remove(name);
+            }
+            report(name, lock.isEmpty() ? null : lock);
+        }
+        for (String name : t.lockNodesDeleted) {
+            // A lock node goes only when it has no children: a lock the mirror did not have whole is now empty.
+            MirroredLock lock = locks.get(name);
+            if (lock != null && lock.partial() && t.zxid > readAt.getOrDefault(name, 0L)) {
+                locks.remove(name);
+                partial.remove(name);
+                completed.add(name);
+                report(name, null);
             }
         }
         // After the events: a deletion is judged by whether the lock-delay record existed before the transaction.
@@ -171,7 +273,7 @@ final class LockMirror {
         if (filter.name() != null) {
             MirroredLock l = locks.get(filter.name());
             if (filter.sessionId() != null) {
-                boolean involved = locksOf(filter.sessionId()).contains(filter.name());
+                boolean involved = locksOf(filter.sessionId()).contains(filter.name()) || partial.contains(filter.name());
                 return l != null && involved ? List.of(l.view(revision, lockDelayed::contains)) : List.of();
             }
             return List.of(l != null ? l.view(revision, lockDelayed::contains)
@@ -179,8 +281,11 @@ final class LockMirror {
         }
         List<LockView> views = new ArrayList<>();
         if (filter.sessionId() != null) {
-            // A session's own view: its locks only (bySession), however many locks the cell has.
-            for (String name : new TreeSet<>(locksOf(filter.sessionId()))) {
+            // A session's own view: its locks only (bySession), however many locks the cell has; and every lock too
+            // large to read that the filter covers, since the session may have entries there the mirror does not know.
+            TreeSet<String> names = new TreeSet<>(locksOf(filter.sessionId()));
+            names.addAll(partial);
+            for (String name : names) {
                 locksExamined++;
                 MirroredLock l = locks.get(name);
                 if (l != null && filter.matches(name)) {
@@ -207,10 +312,18 @@ final class LockMirror {
         long holds = 0;
         long nodes = 0;
         for (MirroredLock l : locks.values()) {
+            if (l.partial()) {
+                continue; // who holds it is not known: counted as a lock only
+            }
             holds += l.holderCount();
             nodes += l.nodeCount();
         }
         return new Counts(locks.size(), holds, nodes - holds);
+    }
+
+    /** Locks too large to read, whose queue the mirror does not have whole. */
+    int partialCount() {
+        return partial.size();
     }
 
     /** What {@link #counts()} returns. */

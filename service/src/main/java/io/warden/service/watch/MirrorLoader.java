@@ -2,6 +2,7 @@ package io.warden.service.watch;
 
 import io.warden.service.lock.LockTree;
 import io.warden.service.lock.QueueEntry;
+import io.warden.service.lock.QueueListing;
 import io.warden.service.lock.QueueNodeData;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
@@ -20,37 +21,47 @@ import java.util.concurrent.ConcurrentHashMap;
  * {@code sync}: the starting point of the mirror. Not a snapshot: each lock's read carries the pzxid it reflects, and
  * the mirror replays newer notifications on top ({@link LockMirror}).
  *
+ * <p>A lock too large to list ({@link QueueListing}) is read as its stat alone: its pzxid and how many entries it has
+ * ({@link LockMirror.LockRead#unlisted()}); the read of the cell goes on, and the gateway keeps its ZooKeeper connection.
+ *
  * <p>Thread-safety: stateless; futures complete on Curator's threads.
  */
 final class MirrorLoader {
     private final Zk zk;
+    private final QueueListing queues;
 
-    MirrorLoader(Zk zk) {
+    MirrorLoader(Zk zk, QueueListing queues) {
         this.zk = zk;
+        this.queues = queues;
     }
 
     CompletableFuture<LockMirror.Snapshot> load() {
         Map<String, LockMirror.LockRead> locks = new ConcurrentHashMap<>();
         return zk.sync(CellPaths.LOCKS)
-                .thenCompose(v -> LockTree.walk(zk, null, (name, path, cs) -> {
+                .thenCompose(v -> LockTree.walk(zk, queues, null, (name, path, r) -> {
+                    long pzxid = r.stat().getPzxid();
+                    if (!r.listed()) {
+                        locks.put(name.toString(), new LockMirror.LockRead(pzxid, List.of(), r.entries()));
+                        return CompletableFuture.completedFuture(null);
+                    }
                     List<CompletableFuture<MirroredLock.Node>> reads = new ArrayList<>();
-                    for (String child : cs.children()) {
+                    for (String child : r.children()) {
                         QueueEntry.parse(child).ifPresent(entry -> reads.add(node(path + "/" + child, entry)));
                     }
-                    long pzxid = cs.stat().getPzxid();
                     return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenAccept(x -> {
                         List<MirroredLock.Node> nodes = new ArrayList<>();
-                        for (CompletableFuture<MirroredLock.Node> r : reads) {
-                            if (r.join() != null) {
-                                nodes.add(r.join());
+                        for (CompletableFuture<MirroredLock.Node> n : reads) {
+                            if (n.join() != null) {
+                                nodes.add(n.join());
                             }
                         }
-                        locks.put(name.toString(), new LockMirror.LockRead(pzxid, nodes));
+                        locks.put(name.toString(), new LockMirror.LockRead(pzxid, nodes, 0));
                     });
                 }))
                 .thenCompose(v -> zk.shardedChildren(CellPaths.LOCK_DELAY))
                 .thenApply(delayed -> new LockMirror.Snapshot(Map.copyOf(locks), new HashSet<>(delayed)));
     }
+
 
     /**
      * Deletes leftover expiry markers (their gateway stopped between the expiry and the marker's deletion). A marker is
