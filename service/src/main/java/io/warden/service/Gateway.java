@@ -127,9 +127,14 @@ public final class Gateway implements AutoCloseable {
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
         this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY,
                 new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()),
-                new WatchHub.Mirror(queues, Math.min(config.maxEntriesPerLock(), packet.listable() / 2)));
+                new WatchHub.Mirror(queues, mirrorBytes(config), Math.min(config.maxEntriesPerLock(), packet.listable() / 2)));
         queues.useSizes(watches.queueSizes());
         WatchHub hub = this.watches;
+        io.micrometer.core.instrument.Gauge.builder("warden.watch.mirror.bytes", hub, WatchHub::mirrorBytes)
+                .description("the watch mirror's heap, estimated (0 while it is dropped for passing watch-mirror-bytes)")
+                .register(registry);
+        io.micrometer.core.instrument.Gauge.builder("warden.watch.mirror.limit.bytes", hub, WatchHub::mirrorMaxBytes)
+                .description("the watch mirror's bound (watch-mirror-bytes)").register(registry);
         io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, h -> h.watchCount() - h.sessionWatchCount())
                 .tag("pool", "names").description("watches of names and prefixes served (max-watches)").register(registry);
         io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, WatchHub::sessionWatchCount)
@@ -158,6 +163,11 @@ public final class Gateway implements AutoCloseable {
             pages.mount(cfg);
             console.mountPeerRoute(cfg);
         }, authenticator);
+    }
+
+    /** The watch mirror's bound: watch-mirror-bytes, or half the heap when it is 0. */
+    static long mirrorBytes(WardenConfig config) {
+        return config.watchMirrorBytes() > 0 ? config.watchMirrorBytes() : Runtime.getRuntime().maxMemory() / 2;
     }
 
     /** Reads the auth file again now (SIGHUP); a bad file is refused and the last good one kept. */

@@ -169,7 +169,12 @@ enum Setting {
             "the largest ZooKeeper reply the gateway's client accepts (its jute.maxbuffer; the servers' own limit "
                     + "applies to requests). A lock whose queue listing would take more than half of it is not read: "
                     + "reads of it answer 429, the rest of the cell is served as usual",
-            WardenConfig::zkMaxPacketBytes, (b, v) -> b.zkMaxPacketBytes((Integer) v));
+            WardenConfig::zkMaxPacketBytes, (b, v) -> b.zkMaxPacketBytes((Integer) v)),
+    WATCH_MIRROR_BYTES("watch-mirror-bytes", Kind.BYTES_OR_AUTO,
+            "what the watch mirror (a copy of every lock queue, for GET /v1/watch, the console and the cell metrics) may "
+                    + "take of the heap, estimated, in bytes; past it the mirror is dropped and watches wait until the "
+                    + "cell fits again. 0 = half the heap (-Xmx)",
+            WardenConfig::watchMirrorBytes, (b, v) -> b.watchMirrorBytes((Long) v));
 
     @SuppressWarnings("unchecked")
     private static java.util.List<String> castList(Object v) {

@@ -63,6 +63,7 @@ import java.time.Duration;
  *                              {@code scheme:id:perms}; see {@link io.warden.service.zk.ZkSecurity})
  * @param zkMaxPacketBytes      the largest ZooKeeper reply the gateway's client accepts (its {@code jute.maxbuffer}); a
  *                              lock whose listing would take more than half of it is not listed
+ * @param watchMirrorBytes      what the watch mirror may take of the heap, estimated, in bytes; 0 = half the heap
  */
 public record WardenConfig(
         String httpHost,
@@ -108,7 +109,8 @@ public record WardenConfig(
         String zkSaslUser,
         Path zkSaslPasswordFile,
         String zkAcl,
-        int zkMaxPacketBytes) {
+        int zkMaxPacketBytes,
+        long watchMirrorBytes) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -130,7 +132,7 @@ public record WardenConfig(
                 + ", zkTlsTruststorePasswordFile=" + zkTlsTruststorePasswordFile + ", zkTlsKeystore=" + zkTlsKeystore
                 + ", zkTlsKeystorePasswordFile=" + zkTlsKeystorePasswordFile + ", zkTlsHostnameVerification="
                 + zkTlsHostnameVerification + ", zkSaslUser=" + zkSaslUser + ", zkSaslPasswordFile=" + zkSaslPasswordFile
-                + ", zkAcl=" + zkAcl + ", zkMaxPacketBytes=" + zkMaxPacketBytes + "]";
+                + ", zkAcl=" + zkAcl + ", zkMaxPacketBytes=" + zkMaxPacketBytes + ", watchMirrorBytes=" + watchMirrorBytes + "]";
     }
 
     /**
@@ -197,7 +199,8 @@ public record WardenConfig(
                 null,
                 null,
                 "auto",
-                DEFAULT_ZK_MAX_PACKET_BYTES);
+                DEFAULT_ZK_MAX_PACKET_BYTES,
+                0L);
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -219,6 +222,10 @@ public record WardenConfig(
 
     public WardenConfig withZkMaxPacketBytes(int value) {
         return toBuilder().zkMaxPacketBytes(value).build();
+    }
+
+    public WardenConfig withWatchMirrorBytes(long value) {
+        return toBuilder().watchMirrorBytes(value).build();
     }
 
     public WardenConfig withWatchBufferBytes(long value) {
@@ -288,6 +295,7 @@ public record WardenConfig(
         private Path zkSaslPasswordFile;
         private String zkAcl;
         private int zkMaxPacketBytes;
+        private long watchMirrorBytes;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -334,6 +342,7 @@ public record WardenConfig(
             zkSaslPasswordFile = c.zkSaslPasswordFile;
             zkAcl = c.zkAcl;
             zkMaxPacketBytes = c.zkMaxPacketBytes;
+            watchMirrorBytes = c.watchMirrorBytes;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -380,6 +389,7 @@ public record WardenConfig(
         public Builder zkSaslPasswordFile(Path v) { zkSaslPasswordFile = v; return this; }
         public Builder zkAcl(String v) { zkAcl = v; return this; }
         public Builder zkMaxPacketBytes(int v) { zkMaxPacketBytes = v; return this; }
+        public Builder watchMirrorBytes(long v) { watchMirrorBytes = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
@@ -388,7 +398,8 @@ public record WardenConfig(
                     advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, authFile, metricsAuth, maxSessionsPerPrincipal,
                     maxRequestsPerPrincipal, tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal, allowedHosts, allowedOrigins,
                     maxConnectionsPerIp, bodyReadTimeout, zkTlsTruststore, zkTlsTruststorePasswordFile, zkTlsKeystore,
-                    zkTlsKeystorePasswordFile, zkTlsHostnameVerification, zkSaslUser, zkSaslPasswordFile, zkAcl, zkMaxPacketBytes);
+                    zkTlsKeystorePasswordFile, zkTlsHostnameVerification, zkSaslUser, zkSaslPasswordFile, zkAcl, zkMaxPacketBytes,
+                    watchMirrorBytes);
         }
     }
 }

@@ -37,13 +37,14 @@ import java.util.TreeSet;
  * {@link #drainCompleted()}, and the hub gives the watches that cover it a RESYNC. A lock whose node has children
  * that are not queue nodes stays too large until the next rebuild.
  *
- * <p>Locks with at least {@code reportFrom} entries are also kept in {@link #large}, which other threads read
- * ({@link #entriesIfLarge}): the engine's hint of which locks are large.
+ * <p><b>Size.</b> {@link #estimatedBytes()} is the heap the mirror takes, estimated from its locks (with their names'
+ * lengths), queue nodes and sessions ({@link #estimate}; measured by {@code MirrorSizeTest}); {@link #overBudget()} once
+ * it passes {@code maxBytes} (watch-mirror-bytes). The feed then drops the mirror. Locks with at least
+ * {@code reportFrom} entries are also kept in {@link #large}, which other threads read ({@link #entriesIfLarge}).
  *
  * <p>Concurrency: not thread-safe; confined to the watch hub's thread, except {@link #large}, a concurrent map written
  * on the hub's thread and read from any (bounded by the locks with at least {@code reportFrom} entries). Bounded by the
- * cell's live locks and queue nodes (the heap per held lock is measured by {@code MirrorSizeTest}; docs/operations.md,
- * "Sizing").
+ * cell's live locks and queue nodes, and by {@code maxBytes} through the feed (docs/operations.md, "Sizing").
  */
 final class LockMirror {
     /** A full read of the cell: per lock its queue and the pzxid of the read; the sessions with a lock-delay record. */
@@ -60,22 +61,52 @@ final class LockMirror {
         }
     }
 
+    /*
+     * The heap the mirror takes, estimated (MirrorSizeTest measures it and checks the estimate against it): per lock its
+     * map entries, the lock and its sorted queue, plus its name (one byte a character: names are ASCII, and one String
+     * instance serves the map key, the lock and the session index); per queue node its entry, the node name (58
+     * characters), its record and the tree entry; per session with nodes its index entry and id.
+     */
+    static final int LOCK_BYTES = 260;
+    static final int NODE_BYTES = 250;
+    static final int SESSION_BYTES = 130;
+    /** An empty lock node in a full read (not reaped yet): only the read's zxid is kept for it, until the mirror settles. */
+    static final int READ_AT_BYTES = 100;
+
+    /** What a lock with this name, {@code nodes} queue nodes and {@code sessions} new sessions adds to the mirror. */
+    static long estimate(String name, int nodes, int sessions) {
+        return LOCK_BYTES + name.length() + (long) nodes * NODE_BYTES + (long) sessions * SESSION_BYTES;
+    }
+
     private final int reportFrom;
+    private final long maxBytes;
     /** Locks with at least {@code reportFrom} entries, with how many: read by other threads (see the class comment). */
     private final Map<String, Integer> large = new java.util.concurrent.ConcurrentHashMap<>();
     /** Locks too large to read, whose queue the mirror does not have whole. */
     private final TreeSet<String> partial = new TreeSet<>();
     /** Locks whose queue became exact again since the last {@link #drainCompleted()}. */
     private final List<String> completed = new ArrayList<>();
+    /** Queue nodes held, over all locks, and the characters of the locks' names: for {@link #estimatedBytes()}. */
+    private long nodeCount;
+    private long nameChars;
 
-    /** A mirror with no report of large locks (tests). */
+    /** A mirror with no bound and no report of large locks (tests). */
     LockMirror() {
-        this(Integer.MAX_VALUE);
+        this(Integer.MAX_VALUE, 0);
     }
 
-    /** @param reportFrom locks with at least this many entries are kept in {@link #entriesIfLarge} */
+    /** A mirror with no bound (tests). */
     LockMirror(int reportFrom) {
+        this(reportFrom, 0);
+    }
+
+    /**
+     * @param reportFrom locks with at least this many entries are kept in {@link #entriesIfLarge}
+     * @param maxBytes   the bound of {@link #overBudget()}, in estimated bytes; 0 for none
+     */
+    LockMirror(int reportFrom, long maxBytes) {
         this.reportFrom = reportFrom;
+        this.maxBytes = maxBytes;
     }
 
     /** By name, sorted: a prefix's locks are one range (a RESYNC costs the locks it shows, not every lock). */
@@ -112,6 +143,8 @@ final class LockMirror {
                 index(node.sessionId(), name, 1);
             }
             locks.put(name, lock);
+            nameChars += name.length();
+            nodeCount += lock.nodeCount();
             if (lock.partial()) {
                 partial.add(name);
             }
@@ -128,6 +161,28 @@ final class LockMirror {
         large.clear();
         partial.clear();
         completed.clear();
+        nodeCount = 0;
+        nameChars = 0;
+    }
+
+    /** The heap the mirror takes, estimated (see {@link #estimate}). O(1). */
+    long estimatedBytes() {
+        return (long) locks.size() * LOCK_BYTES + nameChars + nodeCount * NODE_BYTES + (long) bySession.size() * SESSION_BYTES;
+    }
+
+    /** What a full read would take once loaded, estimated (an upper bound on its sessions). */
+    static long estimatedBytes(Snapshot snapshot) {
+        long bytes = 0;
+        for (Map.Entry<String, LockRead> e : snapshot.locks().entrySet()) {
+            int nodes = e.getValue().nodes().size();
+            bytes += nodes == 0 && e.getValue().unlisted() == 0 ? READ_AT_BYTES : estimate(e.getKey(), nodes, nodes);
+        }
+        return bytes;
+    }
+
+    /** Whether the mirror takes more than its bound. */
+    boolean overBudget() {
+        return maxBytes > 0 && estimatedBytes() > maxBytes;
     }
 
     /**
@@ -183,8 +238,10 @@ final class LockMirror {
                 }
                 lock = new MirroredLock(name, 0);
                 locks.put(name, lock);
+                nameChars += name.length();
             }
             boolean wasPartial = lock.partial();
+            int nodesBefore = lock.nodeCount();
             List<MirroredLock.Node> created = new ArrayList<>(change.created().size());
             for (QueueEntry entry : change.created()) {
                 // The token of a node is its czxid: the zxid of the transaction that created it.
@@ -203,6 +260,7 @@ final class LockMirror {
                     }
                 }
             }
+            nodeCount += lock.nodeCount() - nodesBefore;
             if (!wasPartial) {
                 events.addAll(lockEvents);
             } else if (!lock.partial()) {
@@ -212,6 +270,7 @@ final class LockMirror {
             }
             if (lock.isEmpty()) {
                 locks.remove(name);
+                nameChars -= name.length();
             }
             report(name, lock.isEmpty() ? null : lock);
         }
@@ -219,6 +278,8 @@ final class LockMirror {
             // A lock node goes only when it has no children: a lock the mirror did not have whole is now empty.
             MirroredLock lock = locks.get(name);
             if (lock != null && lock.partial() && t.zxid > readAt.getOrDefault(name, 0L)) {
+                nodeCount -= lock.nodeCount();
+                nameChars -= name.length();
                 locks.remove(name);
                 partial.remove(name);
                 completed.add(name);

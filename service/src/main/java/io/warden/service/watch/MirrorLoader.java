@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Reads the whole of {@code /locks} (every lock's queue and its nodes' data) and the lock-delay records, after a
@@ -23,24 +24,42 @@ import java.util.concurrent.ConcurrentHashMap;
  *
  * <p>A lock too large to list ({@link QueueListing}) is read as its stat alone: its pzxid and how many entries it has
  * ({@link LockMirror.LockRead#unlisted()}); the read of the cell goes on, and the gateway keeps its ZooKeeper connection.
+ * The read stops, failing with {@link OverBudget}, as soon as what it has read would take the mirror past its bound of
+ * {@code maxBytes} ({@link LockMirror#estimate}): the heap is never spent on a mirror that would not be kept.
  *
- * <p>Thread-safety: stateless; futures complete on Curator's threads.
+ * <p>Thread-safety: stateless between loads; a load's tally is an atomic; futures complete on Curator's threads.
  */
 final class MirrorLoader {
     private final Zk zk;
     private final QueueListing queues;
+    private final long maxBytes;
 
-    MirrorLoader(Zk zk, QueueListing queues) {
+    /** @param maxBytes the mirror's bound in estimated bytes, or 0 for none */
+    MirrorLoader(Zk zk, QueueListing queues, long maxBytes) {
         this.zk = zk;
         this.queues = queues;
+        this.maxBytes = maxBytes;
+    }
+
+    /** The cell did not fit in the mirror's bound: {@code bytes} (estimated) read so far, past {@code maxBytes}. */
+    static final class OverBudget extends RuntimeException {
+        final long bytes;
+
+        OverBudget(long bytes, long maxBytes) {
+            super("the locks read so far would take about " + bytes + " bytes of heap in the watch mirror, more than its "
+                    + "bound of " + maxBytes + " (watch-mirror-bytes)", null, false, false);
+            this.bytes = bytes;
+        }
     }
 
     CompletableFuture<LockMirror.Snapshot> load() {
         Map<String, LockMirror.LockRead> locks = new ConcurrentHashMap<>();
+        AtomicLong bytes = new AtomicLong();
         return zk.sync(CellPaths.LOCKS)
                 .thenCompose(v -> LockTree.walk(zk, queues, null, (name, path, r) -> {
                     long pzxid = r.stat().getPzxid();
                     if (!r.listed()) {
+                        count(bytes, LockMirror.estimate(name.toString(), 0, 0));
                         locks.put(name.toString(), new LockMirror.LockRead(pzxid, List.of(), r.entries()));
                         return CompletableFuture.completedFuture(null);
                     }
@@ -48,6 +67,9 @@ final class MirrorLoader {
                     for (String child : r.children()) {
                         QueueEntry.parse(child).ifPresent(entry -> reads.add(node(path + "/" + child, entry)));
                     }
+                    // Counted before the nodes' data is read: a cell that does not fit stops here.
+                    count(bytes, reads.isEmpty() ? LockMirror.READ_AT_BYTES
+                            : LockMirror.estimate(name.toString(), reads.size(), reads.size()));
                     return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenAccept(x -> {
                         List<MirroredLock.Node> nodes = new ArrayList<>();
                         for (CompletableFuture<MirroredLock.Node> n : reads) {
@@ -62,6 +84,12 @@ final class MirrorLoader {
                 .thenApply(delayed -> new LockMirror.Snapshot(Map.copyOf(locks), new HashSet<>(delayed)));
     }
 
+    private void count(AtomicLong bytes, long more) {
+        long now = bytes.addAndGet(more);
+        if (maxBytes > 0 && now > maxBytes) {
+            throw new OverBudget(now, maxBytes);
+        }
+    }
 
     /**
      * Deletes leftover expiry markers (their gateway stopped between the expiry and the marker's deletion). A marker is

@@ -59,8 +59,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * learning that their holds ended, and no one session takes more than a few slots of its pool.
  *
  * <p>The mirror also tells the lock engine how large queues are ({@link #queueSizes()}, a {@link QueueSizes}): locks with
- * at least {@link Mirror#reportFrom} entries, while the mirror is exact (not during a rebuild). Locks too large to read
- * are kept as counts.
+ * at least {@link Mirror#reportFrom} entries, while the mirror is exact (not during a rebuild). It is bounded by
+ * {@link Mirror#maxBytes} (watch-mirror-bytes; see {@link LockFeed}), and locks too large to read are kept as counts.
  */
 public final class WatchHub implements WatchSource, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WatchHub.class);
@@ -110,10 +110,11 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     }
 
     /**
-     * The mirror: how its full reads list locks ({@code queues}: a lock too large to list is kept as a count), and from
-     * how many entries on a lock's size is told to the engine ({@code reportFrom}).
+     * The mirror: how its full reads list locks ({@code queues}: a lock too large to list is kept as a count), its bound
+     * in estimated bytes ({@code maxBytes}, 0 for none), and from how many entries on a lock's size is told to the engine
+     * ({@code reportFrom}).
      */
-    public record Mirror(QueueListing queues, int reportFrom) {
+    public record Mirror(QueueListing queues, long maxBytes, int reportFrom) {
     }
 
     public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity) {
@@ -131,7 +132,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
 
     private static Mirror defaultMirror(Zk zk) {
         QueueListing queues = new QueueListing(zk, new PacketLimit(PacketLimit.ZOOKEEPER_DEFAULT), WardenMetrics.noop());
-        return new Mirror(queues, Integer.MAX_VALUE);
+        return new Mirror(queues, 0, Integer.MAX_VALUE);
     }
 
     private WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, int maxPending, Limits limits,
@@ -139,13 +140,14 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         this.clock = clock;
         this.limits = limits;
         this.history = new EventHistory(historyCapacity);
-        this.mirror = new LockMirror(settings.reportFrom());
+        this.mirror = new LockMirror(settings.reportFrom(), settings.maxBytes());
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "warden-watch");
             t.setDaemon(true);
             return t;
         });
-        this.feed = new LockFeed(zk, chroot, clock, thread, this, mirror, gatewayId, maxPending, settings.queues());
+        this.feed = new LockFeed(zk, chroot, clock, thread, this, mirror, gatewayId, maxPending, settings.queues(),
+                settings.maxBytes());
     }
 
     /**
@@ -172,6 +174,14 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         }
     };
 
+    /** The watch mirror's estimated heap, in bytes (0 while dropped), and its bound (0: none). Any thread. */
+    public long mirrorBytes() {
+        return feed.mirrorBytes();
+    }
+
+    public long mirrorMaxBytes() {
+        return feed.maxBytes();
+    }
 
     /** Sets the watches and starts the first read of the cell. */
     public void start() {

@@ -91,6 +91,7 @@ class ConfigLoaderTest {
             "--max-connections-per-ip", "64",
             "--body-read-timeout-ms", "4000",
             "--zk-max-packet-bytes", "2097152",
+            "--watch-mirror-bytes=16777216",
         };
         WardenConfig c = load(args);
         assertThat(c).isEqualTo(new WardenConfig("127.0.0.1", 8080, "zk1:2181,zk2:2181,[::1]:2182", "/cells/eu-1",
@@ -99,7 +100,7 @@ class ConfigLoaderTest {
                 "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false, 10_000, 100_000, null, null, null, "cn",
                 java.util.List.of("warden.example.com", "*.cell.example.net", "10.0.0.7"),
                 java.util.List.of("https://ops.example.com:8443"), 64, Duration.ofMillis(4000),
-                null, null, null, null, true, null, null, "auto", 2 << 20));
+                null, null, null, null, true, null, null, "auto", 2 << 20, 16L << 20));
     }
 
     @Test
@@ -237,6 +238,7 @@ class ConfigLoaderTest {
         "max-entries-per-lock     | 10001         | a whole number 1-10000",
         "zk-max-packet-bytes      | 1048574       | a whole number of bytes 1048575-268435456",
         "zk-max-packet-bytes      | 268435457     | a whole number of bytes 1048575-268435456",
+        "watch-mirror-bytes       | 1048575       | 0 (automatic) or a whole number of bytes",
         "max-sessions-per-gateway | many          | a whole number 1-2147483647",
         "max-body-bytes           | -1            | a whole number 1-2147483647",
         "lease-namespace          | Default       | [a-z][a-z0-9-]{0,62}",
