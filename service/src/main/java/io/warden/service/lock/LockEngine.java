@@ -455,9 +455,10 @@ public final class LockEngine {
             if (w.evaluations++ == 0) {
                 metrics.queueDepth(q.entries().size());
                 if (w.made && i >= maxEntriesPerLock) {
-                    // Holders and waiters (issue 20: SHARED holders had no bound, and 16,906 of them made a lock whose
-                    // listing no longer fit in a ZooKeeper reply). Checked before the grant: a SHARED request that
-                    // would hold at once is refused too. By position, so a burst of acquires refuses the later ones.
+                    // Holders and waiters, foreign entries included (max-waiters-per-lock alone left SHARED holders
+                    // unbounded, and enough of them make a listing no client can read: docs/design.md, "How large a
+                    // lock may be"). Checked before the grant: a SHARED request that would hold at once is refused
+                    // too. By position, so a burst of acquires refuses the later ones.
                     w.refusal = full(w.req.name(), i);
                 } else if (!q.holds(i) && q.waiters().size() > maxWaitersPerLock) {
                     // Waiters only (issue 12: counting the holders made --max-waiters-per-lock 5 admit 4); this
