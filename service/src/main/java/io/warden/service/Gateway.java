@@ -114,6 +114,12 @@ public final class Gateway implements AutoCloseable {
         // watch mirror tells it (and the engine's admission) which locks are large, so small ones need no stat first.
         PacketLimit packet = new PacketLimit(config.zkMaxPacketBytes());
         metrics.zkMaxPacketBytes(packet.bytes());
+        if (packet.bytes() < PacketLimit.ZOOKEEPER_DEFAULT) {
+            log.warn("zk-max-packet-bytes {} is below ZooKeeper's own default ({}): locks of more than {} entries are not "
+                    + "read, and any other reply over it (a lock-delay record of a session with many holds, a large "
+                    + "listing) costs this gateway its ZooKeeper connection; meant for tests", packet.bytes(),
+                    PacketLimit.ZOOKEEPER_DEFAULT, packet.listable());
+        }
         QueueListing queues = new QueueListing(zk, packet, metrics);
         this.engine = new LockEngine(zk, clock, metrics, queues, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
                 config.maxEntriesPerLock(), config.maxRequestsPerPrincipal());
