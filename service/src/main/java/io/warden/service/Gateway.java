@@ -12,6 +12,7 @@ import io.warden.service.cell.CellGuard;
 import io.warden.service.http.HttpApi;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
+import io.warden.service.lock.QueueListing;
 import io.warden.service.metrics.ProcessMetrics;
 import io.warden.service.metrics.WardenMetrics;
 import io.warden.service.session.Owner;
@@ -21,6 +22,7 @@ import io.warden.service.time.SystemClock;
 import io.warden.service.watch.WatchHub;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.PacketLimit;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -112,8 +114,19 @@ public final class Gateway implements AutoCloseable {
                 .build();
         this.zk = new Zk(client, metrics);
         this.cell = new CellGuard(zk, config.chroot(), config.dataDir(), clock, gatewayId, registry);
-        this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
-                config.maxRequestsPerPrincipal(), cell.tokens());
+        // Every listing of a lock's queue goes through one QueueListing, sized from the client's packet limit; the
+        // watch mirror tells it (and the engine's admission) which locks are large, so small ones need no stat first.
+        PacketLimit packet = new PacketLimit(config.zkMaxPacketBytes());
+        metrics.zkMaxPacketBytes(packet.bytes());
+        if (packet.bytes() < PacketLimit.ZOOKEEPER_DEFAULT) {
+            log.warn("zk-max-packet-bytes {} is below ZooKeeper's own default ({}): locks of more than {} entries are not "
+                    + "read, and any other reply over it (a lock-delay record of a session with many holds, a large "
+                    + "listing) costs this gateway its ZooKeeper connection; meant for tests", packet.bytes(),
+                    PacketLimit.ZOOKEEPER_DEFAULT, packet.listable());
+        }
+        QueueListing queues = new QueueListing(zk, packet, metrics);
+        this.engine = new LockEngine(zk, clock, metrics, queues, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
+                config.maxEntriesPerLock(), config.maxRequestsPerPrincipal(), cell.tokens());
         this.sessions = new SessionManager(zk, clock, metrics, engine, Owner.newIncarnation(gatewayId), config.sessionTtlMin(),
                 config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(), config.maxSessionsPerPrincipal(),
                 SessionManager.vouchBound(config.zkSessionTimeout()));
@@ -124,9 +137,16 @@ public final class Gateway implements AutoCloseable {
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
         this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY,
-                new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()));
-        watches.guardedBy(cell.tokens(), cell::untilServing, cell::observe);
+                new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()),
+                new WatchHub.Mirror(queues, mirrorBytes(config), Math.min(config.maxEntriesPerLock(), packet.listable() / 2)));
+        queues.useSizes(watches.queueSizes());
         WatchHub hub = this.watches;
+        io.micrometer.core.instrument.Gauge.builder("warden.watch.mirror.bytes", hub, WatchHub::mirrorBytes)
+                .description("the watch mirror's heap, estimated (0 while it is dropped for passing watch-mirror-bytes)")
+                .register(registry);
+        io.micrometer.core.instrument.Gauge.builder("warden.watch.mirror.limit.bytes", hub, WatchHub::mirrorMaxBytes)
+                .description("the watch mirror's bound (watch-mirror-bytes)").register(registry);
+        watches.guardedBy(cell.tokens(), cell::untilServing, cell::observe);
         // The API's watch streams (held weakly: a stream that ended is forgotten with it), ended when the cell is refused.
         java.util.Set<io.warden.service.watch.WatchSink> apiSinks = java.util.Collections.synchronizedSet(
                 java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
@@ -175,6 +195,11 @@ public final class Gateway implements AutoCloseable {
             pages.mount(cfg);
             console.mountPeerRoute(cfg);
         }, authenticator);
+    }
+
+    /** The watch mirror's bound: watch-mirror-bytes, or half the heap when it is 0. */
+    static long mirrorBytes(WardenConfig config) {
+        return config.watchMirrorBytes() > 0 ? config.watchMirrorBytes() : Runtime.getRuntime().maxMemory() / 2;
     }
 
     /** Reads the auth file again now (SIGHUP); a bad file is refused and the last good one kept. */
