@@ -71,6 +71,12 @@ final class LsCommand implements Callable<Integer> {
         }
         out.printf("%-" + width + "s  %-9s  %7s  %7s%n", "NAME", "MODE", "HOLDERS", "WAITERS");
         for (JsonNode l : all) {
+            if (l.path("too_large").asBoolean()) {
+                // more entries than the gateway reads in one ZooKeeper reply: who holds it is not known
+                out.printf("%-" + width + "s  %-9s  %7s  %7s  (%d entries: too large to read)%n", l.path("name").asText(),
+                        "TOO_LARGE", "?", "?", l.path("entries").asInt());
+                continue;
+            }
             out.printf("%-" + width + "s  %-9s  %7d  %7d%n", l.path("name").asText(), l.path("mode").asText(),
                     l.path("holders").asInt(), l.path("waiters").asInt());
         }

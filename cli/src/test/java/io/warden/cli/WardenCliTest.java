@@ -99,6 +99,32 @@ class WardenCliTest {
         return JSON.readTree(r.body());
     }
 
+    /**
+     * Issue 20, finding 1: a lock with more entries than a gateway reads in one ZooKeeper reply is listed as too large
+     * (before, the listing and the read cost the gateway its ZooKeeper connection); here a gateway whose client takes
+     * 20,000-byte replies and a lock of 400 nodes made directly in ZooKeeper.
+     */
+    @Test
+    void ls_showsALockTooLargeToRead_andGetSaysWhy() throws Exception {
+        gateway.close();
+        gateway = Gateway.start(fx.config().toBuilder().httpHost("127.0.0.1").zkMaxPacketBytes(20_000)
+                .maxEntriesPerLock(100).build());
+        url = "http://127.0.0.1:" + gateway.httpPort();
+        String path = WardenFixture.lockPath("big/pile");
+        fx.curator.create().creatingParentContainersIfNeeded().withMode(org.apache.zookeeper.CreateMode.CONTAINER).forPath(path);
+        for (int i = 0; i < 400; i++) {
+            fx.curator.create().withMode(org.apache.zookeeper.CreateMode.PERSISTENT_SEQUENTIAL).forPath(path + "/"
+                    + io.warden.service.lock.QueueEntry.prefix(java.util.UUID.randomUUID().toString(),
+                    io.warden.service.api.Mode.SHARED));
+        }
+        Run ls = warden("ls", "--namespace", "big");
+        assertThat(ls.code()).as(ls.err()).isZero();
+        assertThat(ls.out()).contains("big/pile", "TOO_LARGE", "400 entries: too large to read");
+        Run get = warden("get", "big/pile");
+        assertThat(get.code()).isNotZero();
+        assertThat(get.out() + get.err()).contains("big/pile has 400 entries");
+    }
+
     @Test
     void lockRunsTheCommandWithTheTokenExitsWithItsCodeAndReleases() throws Exception {
         Path file = tmp.resolve("token");

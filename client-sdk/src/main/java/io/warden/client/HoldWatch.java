@@ -22,7 +22,8 @@ import java.util.concurrent.TimeUnit;
  * longer has) ends every hold whose grant it covers (its revision is at or past the revision of the hold's GRANTED
  * answer: a RESYNC from a gateway whose mirror lags says nothing about a later grant) and that it does not list as a
  * holder with the hold's token; to be safe it also leaves alone a hold whose lock the RESYNC shows this session
- * waiting on (a mirror's waiters carry no token). The watch starts from just before the first hold's token, so nothing after the grant is missed; it stops a
+ * waiting on (a mirror's waiters carry no token), and a hold whose lock it shows as too large for the gateway to follow
+ * (its holders are not known). The watch starts from just before the first hold's token, so nothing after the grant is missed; it stops a
  * while ({@link #LINGER}) after the last hold is gone, so a client that takes and releases locks all the time keeps
  * one stream. Events that arrive before their hold is registered here (the reply of the grant can come after the
  * event of its end) are remembered, a bounded number of them, and applied when it is.
@@ -63,6 +64,8 @@ final class HoldWatch implements AutoCloseable {
     private long resyncRevision = -1;
     private Set<String> resyncTokens = Set.of();
     private Set<String> resyncWaiting = Set.of();
+    /** Locks the last RESYNC showed as too large to follow: it says nothing of their holds. */
+    private Set<String> resyncUnknown = Set.of();
     private SseWatch watch;
     private ScheduledFuture<?> stopTask;
     private boolean refused;
@@ -195,7 +198,8 @@ final class HoldWatch implements AutoCloseable {
         if (why != null) {
             return why;
         }
-        if (resyncRevision >= hold.grantRevision() && !resyncTokens.contains(key) && !resyncWaiting.contains(hold.name())) {
+        if (resyncRevision >= hold.grantRevision() && !resyncTokens.contains(key) && !resyncWaiting.contains(hold.name())
+                && !resyncUnknown.contains(hold.name())) {
             return "a RESYNC at revision " + resyncRevision + " no longer lists it";
         }
         return null;
@@ -223,7 +227,12 @@ final class HoldWatch implements AutoCloseable {
                 case RESYNC -> {
                     Set<String> tokens = new HashSet<>();
                     Set<String> waiting = new HashSet<>();
+                    Set<String> unknown = new HashSet<>();
                     for (LockState lock : e.locks()) {
+                        if (lock.tooLarge()) {
+                            unknown.add(lock.name());
+                            continue;
+                        }
                         lock.holders().stream().filter(h -> sessionId.equals(h.sessionId()))
                                 .forEach(h -> tokens.add(key(lock.name(), h.token())));
                         if (lock.waiters().stream().anyMatch(w -> sessionId.equals(w.sessionId()))) {
@@ -233,6 +242,7 @@ final class HoldWatch implements AutoCloseable {
                     resyncRevision = e.revision();
                     resyncTokens = tokens;
                     resyncWaiting = waiting;
+                    resyncUnknown = unknown;
                     for (HttpHold hold : holds.values()) {
                         String why = endedBefore(hold);
                         if (why != null) {

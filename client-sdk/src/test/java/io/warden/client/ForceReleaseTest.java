@@ -134,6 +134,37 @@ class ForceReleaseTest {
     }
 
     /**
+     * Issue 20, finding 1: the gateway the watch resumes at could not list the hold's lock when it read the cell (other
+     * ZooKeeper clients made it larger than its packet limit lets it list): its RESYNC shows the lock as too large, with
+     * no holders. That says nothing of the hold: it stays valid (read as "no longer lists it", it was taken as lost).
+     */
+    @Test
+    void resumedWithARESYNC_thatShowsTheLockTooLargeToFollow_theHoldStaysValid() throws Exception {
+        Gateway g1 = cell.gateway();
+        try (FaultRelay first = new FaultRelay(g1.httpPort()); FaultRelay second = new FaultRelay(deadPort())) {
+            WardenClient alice = cell.client("alice", Duration.ofSeconds(10), first.url(), second.url());
+            Hold hold = alice.lock(NAME).acquire(Duration.ofSeconds(5));
+            Cell.await("alice watches her session", () -> !first.requests("GET /v1/watch?session_id=").isEmpty());
+
+            first.cut();
+            // 400 nodes of plain Curator clients behind the hold: past what a gateway with 20,000-byte replies lists
+            String lockPath = io.warden.service.support.WardenFixture.lockPath(NAME);
+            for (int i = 0; i < 400; i++) {
+                cell.fx.curator.create().withMode(org.apache.zookeeper.CreateMode.PERSISTENT_SEQUENTIAL).forPath(lockPath
+                        + "/" + io.warden.service.lock.QueueEntry.prefix(java.util.UUID.randomUUID().toString(),
+                        io.warden.service.api.Mode.SHARED));
+            }
+            Gateway g2 = cell.gateway(cell.config().withZkMaxPacketBytes(20_000).withMaxEntriesPerLock(100));
+            second.target(g2.httpPort());
+
+            Cell.await("alice's watch resumed at the second gateway", () -> !second.requests("GET /v1/watch?session_id=").isEmpty());
+            Cell.await("alice's session is CONNECTED through the second gateway", () -> alice.state() == SessionState.CONNECTED);
+            Cell.holdsFor("the hold stays valid after the RESYNC", Duration.ofMillis(1500), hold::isValid);
+            assertThat(hold.lost().toCompletableFuture()).isNotDone();
+        }
+    }
+
+    /**
      * Every watch slot of the gateway for names and prefixes is taken (max-watches 1, which the console's event log
      * has; 10,000 by default, which the console, EventSources and {@code warden watch} can use up): the session's own
      * watch counts in the sessions' pool, so the hold still learns of its release. Before, it got 429 like any other

@@ -12,6 +12,7 @@ import io.warden.service.cell.CellGuard;
 import io.warden.service.http.HttpApi;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
+import io.warden.service.lock.QueueListing;
 import io.warden.service.metrics.ProcessMetrics;
 import io.warden.service.metrics.WardenMetrics;
 import io.warden.service.session.Owner;
@@ -19,8 +20,10 @@ import io.warden.service.session.SessionManager;
 import io.warden.service.time.Clock;
 import io.warden.service.time.SystemClock;
 import io.warden.service.watch.WatchHub;
+import io.warden.service.zk.Batching;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.PacketLimit;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
@@ -110,10 +113,22 @@ public final class Gateway implements AutoCloseable {
                 .retryPolicy(new BoundedExponentialBackoffRetry(100, 1000, 3))
                 .defaultData(new byte[0]) // a node created without data is empty (Curator's default is the local IP)
                 .build();
-        this.zk = new Zk(client, metrics);
+        // Every listing of a lock's queue goes through one QueueListing, sized from the client's packet limit; the
+        // watch mirror tells it (and the engine's admission) which locks are large, so small ones need no stat first.
+        PacketLimit packet = new PacketLimit(config.zkMaxPacketBytes());
+        metrics.zkMaxPacketBytes(packet.bytes());
+        if (packet.bytes() < PacketLimit.ZOOKEEPER_DEFAULT) {
+            log.warn("zk-max-packet-bytes {} is below ZooKeeper's own default ({}): locks of more than {} entries are not "
+                    + "read, and any other reply over it (a lock-delay record of a session with many holds, a large "
+                    + "listing) costs this gateway its ZooKeeper connection; meant for tests", packet.bytes(),
+                    PacketLimit.ZOOKEEPER_DEFAULT, packet.listable());
+        }
+        // Batches of reads (and writes) stay a quarter of the packet limit at most: a reply over it costs the connection.
+        this.zk = new Zk(client, metrics, Batching.DEFAULT.within(packet));
         this.cell = new CellGuard(zk, config.chroot(), config.dataDir(), clock, gatewayId, registry);
-        this.engine = new LockEngine(zk, clock, metrics, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
-                config.maxRequestsPerPrincipal(), cell.tokens());
+        QueueListing queues = new QueueListing(zk, packet, metrics);
+        this.engine = new LockEngine(zk, clock, metrics, queues, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
+                config.maxEntriesPerLock(), config.maxRequestsPerPrincipal(), cell.tokens());
         this.sessions = new SessionManager(zk, clock, metrics, engine, Owner.newIncarnation(gatewayId), config.sessionTtlMin(),
                 config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(), config.maxSessionsPerPrincipal(),
                 SessionManager.vouchBound(config.zkSessionTimeout()));
@@ -124,9 +139,16 @@ public final class Gateway implements AutoCloseable {
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
         this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY,
-                new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()));
-        watches.guardedBy(cell.tokens(), cell::untilServing, cell::observe);
+                new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()),
+                new WatchHub.Mirror(queues, mirrorBytes(config), Math.min(config.maxEntriesPerLock(), packet.listable() / 2)));
+        queues.useSizes(watches.queueSizes());
         WatchHub hub = this.watches;
+        io.micrometer.core.instrument.Gauge.builder("warden.watch.mirror.bytes", hub, WatchHub::mirrorBytes)
+                .description("the watch mirror's heap, estimated (0 while it is dropped for passing watch-mirror-bytes)")
+                .register(registry);
+        io.micrometer.core.instrument.Gauge.builder("warden.watch.mirror.limit.bytes", hub, WatchHub::mirrorMaxBytes)
+                .description("the watch mirror's bound (watch-mirror-bytes)").register(registry);
+        watches.guardedBy(cell.tokens(), cell::untilServing, cell::observe);
         // The API's watch streams (held weakly: a stream that ended is forgotten with it), ended when the cell is refused.
         java.util.Set<io.warden.service.watch.WatchSink> apiSinks = java.util.Collections.synchronizedSet(
                 java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
@@ -177,6 +199,11 @@ public final class Gateway implements AutoCloseable {
         }, authenticator);
     }
 
+    /** The watch mirror's bound: watch-mirror-bytes, or half the heap when it is 0. */
+    static long mirrorBytes(WardenConfig config) {
+        return config.watchMirrorBytes() > 0 ? config.watchMirrorBytes() : Runtime.getRuntime().maxMemory() / 2;
+    }
+
     /** Reads the auth file again now (SIGHUP); a bad file is refused and the last good one kept. */
     public boolean reloadAuthFile() {
         return authenticator.reload();
@@ -222,7 +249,7 @@ public final class Gateway implements AutoCloseable {
                     // made by another gateway or an earlier run
                 }
             }
-            makeShards();
+            makeShards(waitMs);
             protectCell();
             // Before anything serves: compare the cell with what this gateway saw of it (its data directory). A cell
             // that went back is refused (503 for every call), not a reason not to start.
@@ -268,7 +295,7 @@ public final class Gateway implements AutoCloseable {
         } catch (RuntimeException e) {
             throw e;
         } catch (Exception e) {
-            throw new IllegalStateException("could not start gateway: " + e.getMessage(), e);
+            throw new IllegalStateException("could not start gateway: " + e, e);
         }
         http.start(config.httpHost(), config.httpPort());
         advertise();
@@ -278,25 +305,38 @@ public final class Gateway implements AutoCloseable {
     }
 
     /**
-     * The 256 shards of /sessions and /lockdelay (PERSISTENT: multis create below them), made once per cell; the
-     * creates are sent together, not one round trip each.
+     * The 256 shards of /sessions and /lockdelay (PERSISTENT: multis create below them), made once per cell. The missing
+     * shards of a parent are made in one transaction (256 creates of about 40 bytes: one round trip and one log write,
+     * where 256 separate creates on a slow or loaded ensemble took longer than a session timeout). A transaction that
+     * meets a shard another gateway made meanwhile fails as a whole; the list is read again and the rest made, a few
+     * times at most.
      */
-    private void makeShards() throws Exception {
+    private void makeShards(long waitMs) throws Exception {
         for (String parent : new String[]{CellPaths.SESSIONS, CellPaths.LOCK_DELAY}) {
-            java.util.Set<String> present = new java.util.HashSet<>(client.getChildren().forPath(parent));
-            java.util.List<java.util.concurrent.CompletableFuture<String>> creates = new java.util.ArrayList<>();
-            for (String shard : CellPaths.shards()) {
-                if (!present.contains(shard)) {
-                    creates.add(zk.create(parent + "/" + shard, new byte[0], CreateMode.PERSISTENT, false)
-                            .exceptionally(e -> null)); // NODEEXISTS: made by another gateway; anything else: below
+            for (int attempt = 1; ; attempt++) {
+                java.util.Set<String> present = new java.util.HashSet<>(client.getChildren().forPath(parent));
+                java.util.List<org.apache.curator.framework.api.transaction.CuratorOp> creates = new java.util.ArrayList<>();
+                for (String shard : CellPaths.shards()) {
+                    if (!present.contains(shard)) {
+                        creates.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(parent + "/" + shard));
+                    }
                 }
-            }
-            java.util.concurrent.CompletableFuture.allOf(creates.toArray(java.util.concurrent.CompletableFuture[]::new))
-                    .get(config.zkSessionTimeout().toMillis(), TimeUnit.MILLISECONDS);
-            int made = client.getChildren().forPath(parent).size();
-            if (made < CellPaths.SESSION_SHARDS) {
-                throw new IllegalStateException("could not make the shards of " + parent + " (" + made + " of "
-                        + CellPaths.SESSION_SHARDS + ")");
+                if (creates.isEmpty()) {
+                    break;
+                }
+                try {
+                    zk.multi(creates).get(waitMs, TimeUnit.MILLISECONDS);
+                    break;
+                } catch (java.util.concurrent.ExecutionException e) {
+                    boolean raced = e.getCause() instanceof Zk.MultiFailure f && f.code() == KeeperException.Code.NODEEXISTS;
+                    if (!raced || attempt == 5) {
+                        throw new IllegalStateException("could not make the " + creates.size() + " missing shards of "
+                                + parent + ": " + e.getCause(), e.getCause());
+                    }
+                } catch (java.util.concurrent.TimeoutException e) {
+                    throw new IllegalStateException("could not make the " + creates.size() + " missing shards of " + parent
+                            + ": ZooKeeper did not answer within " + waitMs + " ms", e);
+                }
             }
         }
     }

@@ -13,11 +13,12 @@ import java.util.Optional;
  *
  * <p>Concurrency: an immutable value; safe to share between threads.
  *
- * @param name  the lock's name as asked for
- * @param asOf  when it was read; its revision is the read's zxid (-1 for a free lock)
+ * @param name            the lock's name as asked for
+ * @param asOf            when it was read; its revision is the read's zxid (-1 for a free lock)
+ * @param tooLargeEntries 0, or the lock's entries when it has too many for the gateway to read (no queue is shown)
  */
 public record LockView(String name, String mode, List<QueuedRequest> holders, List<QueuedRequest> waiters,
-                       List<LockEvent> events, AsOf asOf) {
+                       List<LockEvent> events, AsOf asOf, int tooLargeEntries) {
     public LockView {
         holders = List.copyOf(holders);
         waiters = List.copyOf(waiters);
@@ -26,19 +27,28 @@ public record LockView(String name, String mode, List<QueuedRequest> holders, Li
 
     public static LockView of(String name, Optional<LockDetail> detail, Instant now) {
         if (detail.isEmpty()) {
-            return new LockView(name, "FREE", List.of(), List.of(), List.of(), new AsOf(now, -1, now));
+            return new LockView(name, "FREE", List.of(), List.of(), List.of(), new AsOf(now, -1, now), 0);
         }
         LockDetail d = detail.get();
+        if (d.lock().tooLarge()) {
+            return new LockView(d.lock().name(), LockRow.TOO_LARGE, List.of(), List.of(), d.recentEvents(),
+                    new AsOf(now, d.revision(), now), d.lock().tooLargeEntries());
+        }
         Comparator<QueuedRequest> order = Comparator.comparingInt(QueuedRequest::position);
         List<QueuedRequest> holders = d.lock().holders().stream().sorted(order).toList();
         List<QueuedRequest> waiters = d.lock().waiters().stream().sorted(order).toList();
         String mode = holders.isEmpty() ? "FREE" : holders.get(0).mode().name();
-        return new LockView(d.lock().name(), mode, holders, waiters, d.recentEvents(), new AsOf(now, d.revision(), now));
+        return new LockView(d.lock().name(), mode, holders, waiters, d.recentEvents(), new AsOf(now, d.revision(), now), 0);
     }
 
     /** No holders and no waiters: the lock is free (ZooKeeper keeps no node for it). */
     public boolean free() {
-        return holders.isEmpty() && waiters.isEmpty();
+        return holders.isEmpty() && waiters.isEmpty() && tooLargeEntries == 0;
+    }
+
+    /** Whether the lock has too many entries for the gateway to read: its holders and waiters are not known. */
+    public boolean tooLarge() {
+        return tooLargeEntries > 0;
     }
 
     /** When the longest-waiting request was made, or null without waiters. */

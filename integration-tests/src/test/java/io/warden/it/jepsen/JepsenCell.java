@@ -16,7 +16,10 @@ import java.util.Map;
  * nemesis can cut: a 3-server ZooKeeper ensemble whose servers reach each other's quorum port through proxies
  * ({@link ZkEnsemble.Options#withProxiedQuorum()}); gateways each reaching every ZooKeeper server through its own
  * proxy ({@link #zkLink}); clients reaching each gateway through a proxy ({@link #clientLink}) that stays put when the
- * gateway behind it is restarted elsewhere.
+ * gateway behind it is restarted elsewhere. For the large-lock nemesis the gateways run with small limits of a lock's
+ * size ({@code --zk-max-packet-bytes} {@value LockPile#PACKET_BYTES}, {@code --max-entries-per-lock}
+ * {@value LockPile#MAX_ENTRIES}), so that it needs a few hundred entries (gateways built before those settings refuse
+ * them: leave that nemesis out to run against them).
  *
  * <p>Concurrency: the nemesis thread and the test thread use it; the gateway list is guarded by {@code this}.
  */
@@ -26,26 +29,31 @@ final class JepsenCell implements AutoCloseable {
     final JavaLauncher launcher;
     final ZkEnsemble zk;
     private final String fault;
+    private final boolean smallLocks;
     private final LinkProxy[][] zkLinks;
     private final LinkProxy[] clientLinks;
     private final GatewayProcess[] gateways;
     private final int[] restarts;
 
-    private JepsenCell(JavaLauncher launcher, ZkEnsemble zk, int gatewayCount, String fault) {
+    private JepsenCell(JavaLauncher launcher, ZkEnsemble zk, int gatewayCount, String fault, boolean smallLocks) {
         this.launcher = launcher;
         this.zk = zk;
         this.fault = fault;
+        this.smallLocks = smallLocks;
         this.zkLinks = new LinkProxy[gatewayCount][zk.size()];
         this.clientLinks = new LinkProxy[gatewayCount];
         this.gateways = new GatewayProcess[gatewayCount];
         this.restarts = new int[gatewayCount];
     }
 
-    /** Starts everything and waits for a quorum and ready gateways; {@code fault}: a TestFault name, or null. */
-    static JepsenCell start(String run, int gatewayCount, String fault) {
+    /**
+     * Starts everything and waits for a quorum and ready gateways; {@code fault}: a TestFault name, or null;
+     * {@code smallLocks}: the gateways' small limits of a lock's size, for {@link LockPile}.
+     */
+    static JepsenCell start(String run, int gatewayCount, String fault, boolean smallLocks) {
         JavaLauncher launcher = JavaLauncher.forRun(run);
         ZkEnsemble zk = ZkEnsemble.start(launcher, 3, ZkEnsemble.Options.defaults().withProxiedQuorum());
-        JepsenCell cell = new JepsenCell(launcher, zk, gatewayCount, fault);
+        JepsenCell cell = new JepsenCell(launcher, zk, gatewayCount, fault, smallLocks);
         try {
             zk.awaitQuorum(Duration.ofSeconds(60));
             for (int g = 0; g < gatewayCount; g++) {
@@ -77,7 +85,11 @@ final class JepsenCell implements AutoCloseable {
             jvm.add("-Dwarden.test.fault=" + fault);
         }
         String id = "gw" + (g + 1) + (restarts[g] == 0 ? "" : "-r" + restarts[g]);
-        return GatewayProcess.start(launcher, id, String.join(",", hosts), ZK_SESSION_TIMEOUT_MS, jvm, List.of());
+        // Small limits, so that a pile of a few hundred entries does what tens of thousands do at the defaults
+        // (LockPile): the gateways list locks of up to 379 entries and admit 200.
+        List<String> args = !smallLocks ? List.of() : List.of("--zk-max-packet-bytes",
+                Integer.toString(LockPile.PACKET_BYTES), "--max-entries-per-lock", Integer.toString(LockPile.MAX_ENTRIES));
+        return GatewayProcess.start(launcher, id, String.join(",", hosts), ZK_SESSION_TIMEOUT_MS, jvm, args);
     }
 
     int gatewayCount() {

@@ -45,6 +45,8 @@ class JepsenIT {
         assertThat(o.watch().grantsChecked()).as("grants the watch was checked against").isGreaterThan(20);
         assertThat(o.history().stream().filter(op -> op.outcome() == Op.Outcome.GRANTED).count())
                 .as("grants in the run").isGreaterThan(20);
+        assertThat(o.pileProblems()).as("large lock; report %s", o.report()).isEmpty();
+        assertThat(o.piles()).as("piles on one lock (the first fault of the run)").isGreaterThanOrEqualTo(1);
     }
 
     /** The forced interleaving ran every step (its result says what happened), so the violation asserted is its own. */

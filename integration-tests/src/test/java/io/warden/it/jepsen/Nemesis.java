@@ -31,7 +31,11 @@ import java.util.function.Supplier;
  *   <li>{@link Kind#LOST_REPLIES}: a client link delivers requests and drops the replies;</li>
  *   <li>{@link Kind#PAUSE_CLIENTS}: SIGSTOP of the workload's JVM for half to twice the session TTL, so keepalives
  *   stop and some sessions expire while they hold; {@link Kind#SHORT_CLIENT_PAUSE}: the same for three quarters of
- *   the TTL, which no session may die of.</li>
+ *   the TTL, which no session may die of;</li>
+ *   <li>{@link Kind#LARGE_LOCK_PILE}: entries piled onto one lock past what the gateways admit and past what they read in
+ *   one ZooKeeper reply, read through every gateway (and one time in four a gateway restarted over it), then taken away;
+ *   no gateway may lose its ZooKeeper connection over it ({@link LockPile}). A run whose kinds include it starts with
+ *   it, so that every such run has one.</li>
  * </ul>
  * {@link #every()} is every kind but the short pause (which shows the expiry checker failing on a gateway with a
  * deliberate bug: any pause below the TTL would, and the long pauses already include some).
@@ -43,7 +47,9 @@ final class Nemesis implements Runnable {
         PARTITION_GATEWAY_FROM_ZK, KILL_GATEWAY, PAUSE_GATEWAY, KILL_ZK_LEADER, KILL_ZK_FOLLOWER, ISOLATE_ZK_LEADER,
         ISOLATE_ZK_FOLLOWER, ZK_NO_MAJORITY, ROLLING_RESTART_GATEWAYS, LOST_REPLIES, PAUSE_CLIENTS,
         /** SIGSTOP of the workload for three quarters of the TTL: a correct cell keeps every session. */
-        SHORT_CLIENT_PAUSE
+        SHORT_CLIENT_PAUSE,
+        /** Entries piled onto one lock past the admission and reading bounds, then taken away ({@link LockPile}). */
+        LARGE_LOCK_PILE
     }
 
     /** One fault: what, on what, from when to when ({@code System.nanoTime()}). */
@@ -57,6 +63,8 @@ final class Nemesis implements Runnable {
     private final Supplier<List<ChildProcess>> clients;
     private final long until;
     final List<Fault> faults = new CopyOnWriteArrayList<>();
+    /** The large-lock fault and what it found. */
+    final LockPile pile;
     private volatile Throwable failure;
 
     Nemesis(JepsenCell cell, long seed, List<Kind> kinds, long ttlMs, Supplier<List<ChildProcess>> clients, long until) {
@@ -66,6 +74,7 @@ final class Nemesis implements Runnable {
         this.ttlMs = ttlMs;
         this.clients = clients;
         this.until = until;
+        this.pile = new LockPile(cell);
     }
 
     Optional<Throwable> failure() {
@@ -75,16 +84,20 @@ final class Nemesis implements Runnable {
     @Override
     public void run() {
         try {
+            boolean first = true;
             while (System.nanoTime() - until < 0 && !kinds.isEmpty()) {
                 pause(1000 + rnd.nextInt(3000));
                 if (System.nanoTime() - until >= 0) {
                     break;
                 }
-                inject(kinds.get(rnd.nextInt(kinds.size())));
+                inject(first && kinds.contains(Kind.LARGE_LOCK_PILE) ? Kind.LARGE_LOCK_PILE : kinds.get(rnd.nextInt(kinds.size())));
+                first = false;
                 cell.awaitHealthy(Duration.ofSeconds(90));
             }
         } catch (Throwable t) {
             failure = t;
+        } finally {
+            pile.close();
         }
     }
 
@@ -151,6 +164,7 @@ final class Nemesis implements Runnable {
                 pause(kind == Kind.SHORT_CLIENT_PAUSE ? ttlMs * 3 / 4 : ttlMs / 2 + rnd.nextInt((int) (3 * ttlMs / 2)));
                 all.forEach(ChildProcess::resume);
             }
+            case LARGE_LOCK_PILE -> target = pile.run(rnd);
             default -> throw new IllegalStateException(kind.toString());
         }
         faults.add(new Fault(kind, target, start, System.nanoTime()));

@@ -28,7 +28,9 @@ import java.util.stream.Collectors;
  * acquire of the liveness round (each lock wanted by several at once, {@link MutexWorkload#liveness}) is granted
  * within {@link #LIVENESS_BOUND_MS}; <b>watch</b>, an SDK watcher that reconnects across the faults saw every grant
  * once, in revision order ({@link WatchChecker}); <b>FIFO and shared runs</b> on a lock of readers and writers
- * ({@link FifoChecker}; that lock is left out of the mutex checker, whose model has no readers).
+ * ({@link FifoChecker}; that lock is left out of the mutex checker, whose model has no readers); <b>large lock</b>,
+ * when the plan's nemeses include {@link Nemesis.Kind#LARGE_LOCK_PILE}: the admission bound held, every gateway read the
+ * pile as too large (a 429 naming it, not a 503), and none lost its ZooKeeper connection over it ({@link LockPile}).
  *
  * <p>Concurrency: driven by the test thread; the nemesis runs on its own thread.
  */
@@ -44,7 +46,8 @@ final class ProofRun {
     /** What a run found. */
     record Outcome(Plan plan, List<Op> history, List<Linearizability.Result> mutex, List<String> earlyExpiries,
                    Map<String, FencedRegister.Summary> counters, WatchChecker.Result watch, FifoChecker.Result fifo,
-                   List<Nemesis.Fault> faults, List<ForcedInterleavings.Result> forced, Path report) {
+                   List<Nemesis.Fault> faults, List<ForcedInterleavings.Result> forced, Path report,
+                   List<String> pileProblems, int piles) {
         /** What the forced interleaving {@code scenario} did; throws if the plan did not name it. */
         ForcedInterleavings.Result forced(ForcedInterleavings.Scenario scenario) {
             return forced.stream().filter(r -> r.scenario() == scenario).findFirst()
@@ -72,7 +75,7 @@ final class ProofRun {
 
         boolean clean() {
             return mutex.stream().allMatch(Linearizability.Result::ok) && earlyExpiries.isEmpty() && lostUpdates().isEmpty()
-                    && slowToAcquire().isEmpty() && watch.ok() && fifo.ok();
+                    && slowToAcquire().isEmpty() && watch.ok() && fifo.ok() && pileProblems.isEmpty();
         }
     }
 
@@ -137,7 +140,8 @@ final class ProofRun {
     }
 
     static Outcome run(Plan plan) throws Exception {
-        try (JepsenCell cell = JepsenCell.start(plan.run(), 2, plan.fault())) {
+        try (JepsenCell cell = JepsenCell.start(plan.run(), 2, plan.fault(),
+                plan.nemeses().contains(Nemesis.Kind.LARGE_LOCK_PILE))) {
             JavaLauncher launcher = cell.launcher;
             Path dir = launcher.logDir();
             List<String> args = List.of("--gateways", cell.endpoints().stream().map(Object::toString).collect(Collectors.joining(",")),
@@ -185,7 +189,7 @@ final class ProofRun {
             Path report = dir.resolve("report.md");
             WatchChecker.Result watch = WatchChecker.check(recording, history);
             Outcome outcome = new Outcome(plan, history, mutex, early, counters, watch, fifo, List.copyOf(nemesis.faults),
-                    ForcedInterleavings.read(forcedFile), report);
+                    ForcedInterleavings.read(forcedFile), report, List.copyOf(nemesis.pile.problems), nemesis.pile.runs);
             Timeline.render(outcome, start, dir.resolve("timeline.png"));
             Files.writeString(report, report(outcome, start));
             return outcome;
@@ -234,6 +238,13 @@ final class ProofRun {
                 .append(w.ok() ? "ok" : "**VIOLATION**").append(" | ").append(w.events()).append(" events, ")
                 .append(w.grantsChecked()).append(" grants checked, ").append(w.problems().size()).append(" problems; ")
                 .append(w.resyncs()).append(" RESYNCs excusing ").append(w.excused()).append(" grants |\n");
+        if (p.nemeses().contains(Nemesis.Kind.LARGE_LOCK_PILE)) {
+            b.append("| large lock (").append(LockPile.LOCK).append(": ").append(LockPile.MAX_ENTRIES)
+                    .append(" SHARED admitted then refused, ").append(LockPile.FOREIGN).append(" foreign entries; read as too "
+                    + "large by every gateway; no gateway lost ZooKeeper) | ")
+                    .append(o.pileProblems().isEmpty() && o.piles() > 0 ? "ok" : "**VIOLATION**").append(" | ")
+                    .append(o.piles()).append(" piles, ").append(o.pileProblems().size()).append(" problems |\n");
+        }
         Map<Op.Kind, Map<Op.Outcome, Long>> counts = new EnumMap<>(Op.Kind.class);
         for (Op op : o.history()) {
             counts.computeIfAbsent(op.kind(), k -> new EnumMap<>(Op.Outcome.class)).merge(op.outcome(), 1L, Long::sum);
@@ -269,6 +280,7 @@ final class ProofRun {
             o.slowToAcquire().forEach(line -> b.append("liveness: ").append(line).append("\n"));
             o.fifo().problems().stream().limit(20).forEach(line -> b.append("fifo: ").append(line).append("\n"));
             o.watch().problems().stream().limit(50).forEach(line -> b.append("watch: ").append(line).append("\n"));
+            o.pileProblems().forEach(line -> b.append(line).append("\n"));
             o.lostUpdates().forEach((lock, c) -> b.append("fenced counter of ").append(lock).append(": value ")
                     .append(c.value()).append(" after ").append(c.acknowledged()).append(" acknowledged increments\n"));
             b.append("```\n");

@@ -33,5 +33,6 @@ class ProofSoakIT {
         System.out.println("ProofSoakIT: report " + o.report());
         assertThat(o.violations()).as("mutex violations; report %s", o.report()).isEmpty();
         assertThat(o.earlyExpiries()).as("early expiries; report %s", o.report()).isEmpty();
+        assertThat(o.pileProblems()).as("large lock; report %s", o.report()).isEmpty();
     }
 }

@@ -328,6 +328,15 @@ public final class ConfigLoader {
                     + " is the same as " + describe(Setting.HTTP_PORT, c, sources)
                     + ": expected two different ports (or 0 for any free port)");
         }
+        // The gateway lists a lock only when its listing fits in half its packet limit (zk.PacketLimit#listable: 62
+        // bytes an entry, 1,024 for the reply's header): every lock Warden admits must be one it can read.
+        long listable = (c.zkMaxPacketBytes() / 2 - 1024L) / 62;
+        if (c.maxEntriesPerLock() > listable) {
+            throw new ConfigException(Setting.MAX_ENTRIES_PER_LOCK.key(), describe(Setting.MAX_ENTRIES_PER_LOCK, c, sources)
+                    + " is more than " + describe(Setting.ZK_MAX_PACKET_BYTES, c, sources) + " lets the gateway list ("
+                    + listable + " entries: half the packet, 62 bytes an entry): expected zk-max-packet-bytes of at least "
+                    + (2 * (1024L + 62L * c.maxEntriesPerLock())) + ", or a lower max-entries-per-lock");
+        }
         if ((c.tlsCert() == null) != (c.tlsKey() == null)) {
             Setting missing = c.tlsCert() == null ? Setting.TLS_CERT : Setting.TLS_KEY;
             Setting given = missing == Setting.TLS_CERT ? Setting.TLS_KEY : Setting.TLS_CERT;

@@ -52,6 +52,11 @@ enum Setting {
     MAX_WAITERS_PER_LOCK("max-waiters-per-lock", Kind.WAITERS_PER_LOCK,
             "waiters one lock name may have: queued requests not granted, holders not counted (429 past it)",
             WardenConfig::maxWaitersPerLock, (b, v) -> b.maxWaitersPerLock((Integer) v)),
+    MAX_ENTRIES_PER_LOCK("max-entries-per-lock", Kind.ENTRIES_PER_LOCK,
+            "holders plus waiters one lock name may have, entries of other ZooKeeper clients on the same node (plain "
+                    + "Curator locks) included; an acquire that would pass it, granted at once or not, is refused (429). "
+                    + "Keeps every lock's queue listable in one ZooKeeper reply by every client of it",
+            WardenConfig::maxEntriesPerLock, (b, v) -> b.maxEntriesPerLock((Integer) v)),
     MAX_SESSIONS_PER_GATEWAY("max-sessions-per-gateway", Kind.POSITIVE_INT,
             "sessions one gateway tracks (429 past it)",
             WardenConfig::maxSessionsPerGateway, (b, v) -> b.maxSessionsPerGateway((Integer) v)),
@@ -161,7 +166,17 @@ enum Setting {
                     + "auto (with zk-sasl-user: sasl:USER:cdrwa, only the gateways' identity may read or change the "
                     + "cell; else open), open (world:anyone:cdrwa), or a comma list of scheme:id:perms (perms of "
                     + "crwda), e.g. sasl:warden:cdrwa,sasl:operator:r",
-            WardenConfig::zkAcl, (b, v) -> b.zkAcl((String) v));
+            WardenConfig::zkAcl, (b, v) -> b.zkAcl((String) v)),
+    ZK_MAX_PACKET_BYTES("zk-max-packet-bytes", Kind.PACKET_BYTES,
+            "the largest ZooKeeper reply the gateway's client accepts (its jute.maxbuffer; the servers' own limit "
+                    + "applies to requests). A lock whose queue listing would take more than half of it is not read: "
+                    + "reads of it answer 429, the rest of the cell is served as usual",
+            WardenConfig::zkMaxPacketBytes, (b, v) -> b.zkMaxPacketBytes((Integer) v)),
+    WATCH_MIRROR_BYTES("watch-mirror-bytes", Kind.BYTES_OR_AUTO,
+            "what the watch mirror (a copy of every lock queue, for GET /v1/watch, the console and the cell metrics) may "
+                    + "take of the heap, estimated, in bytes; past it the mirror is dropped and watches wait until the "
+                    + "cell fits again. 0 = half the heap (-Xmx)",
+            WardenConfig::watchMirrorBytes, (b, v) -> b.watchMirrorBytes((Long) v));
 
     @SuppressWarnings("unchecked")
     private static java.util.List<String> castList(Object v) {
@@ -381,6 +396,27 @@ enum Setting {
             @Override
             Object parse(String text) {
                 return (int) wholeNumber(text, 1, 10_000);
+            }
+        },
+        /*
+         * At most 10,000 (WardenConfig.DEFAULT_MAX_ENTRIES_PER_LOCK says why): a listing of 620 KB, with room under
+         * ZooKeeper's default packet limit for nodes Warden does not admit.
+         */
+        ENTRIES_PER_LOCK("N", "a whole number 1-10000 (a lock's queue is read in one ZooKeeper reply, by every client "
+                + "of the lock)") {
+            @Override
+            Object parse(String text) {
+                return (int) wholeNumber(text, 1, 10_000);
+            }
+        },
+        /*
+         * Up to 256 MiB (a reply is one buffer of its size). Below ZooKeeper's own default (0xfffff) only to test with
+         * small locks (the proof suite): the gateway warns at start, since any reply over it costs the connection.
+         */
+        PACKET_BYTES("BYTES", "a whole number of bytes 16384-268435456") {
+            @Override
+            Object parse(String text) {
+                return (int) wholeNumber(text, 16_384, 256L << 20);
             }
         },
         BYTES_OR_AUTO("BYTES", "0 (automatic) or a whole number of bytes 1048576-1099511627776") {

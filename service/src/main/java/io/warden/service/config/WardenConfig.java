@@ -25,6 +25,8 @@ import java.time.Duration;
  * @param sessionTtlDefault     TTL of a session opened without {@code ttl_ms}
  * @param maxRequestsPerSession holds plus queued requests per session
  * @param maxWaitersPerLock     queued requests per lock name
+ * @param maxEntriesPerLock     holders plus queued requests per lock name, entries of other ZooKeeper clients on the same
+ *                              node included: what one lock's listing may hold
  * @param maxSessionsPerGateway sessions tracked by one gateway
  * @param leaseNamespace        namespace of the simple lease API ({@code /lock/...})
  * @param drainTimeout          how long SIGTERM waits for held calls before stopping
@@ -60,6 +62,9 @@ import java.time.Duration;
  * @param zkSaslPasswordFile    a file holding that user's password
  * @param zkAcl                 the ACL of every node the gateway makes ({@code auto}, {@code open}, or a list of
  *                              {@code scheme:id:perms}; see {@link io.warden.service.zk.ZkSecurity})
+ * @param zkMaxPacketBytes      the largest ZooKeeper reply the gateway's client accepts (its {@code jute.maxbuffer}); a
+ *                              lock whose listing would take more than half of it is not listed
+ * @param watchMirrorBytes      what the watch mirror may take of the heap, estimated, in bytes; 0 = half the heap
  */
 public record WardenConfig(
         String httpHost,
@@ -75,6 +80,7 @@ public record WardenConfig(
         Duration sessionTtlDefault,
         int maxRequestsPerSession,
         int maxWaitersPerLock,
+        int maxEntriesPerLock,
         int maxSessionsPerGateway,
         String leaseNamespace,
         Duration drainTimeout,
@@ -103,7 +109,9 @@ public record WardenConfig(
         boolean zkTlsHostnameVerification,
         String zkSaslUser,
         Path zkSaslPasswordFile,
-        String zkAcl) {
+        String zkAcl,
+        int zkMaxPacketBytes,
+        long watchMirrorBytes) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -113,7 +121,7 @@ public record WardenConfig(
                 + zkSessionTimeout + ", zkConnectionTimeout=" + zkConnectionTimeout + ", sessionTtlMin=" + sessionTtlMin
                 + ", sessionTtlMax=" + sessionTtlMax + ", sessionTtlDefault=" + sessionTtlDefault
                 + ", maxRequestsPerSession=" + maxRequestsPerSession + ", maxWaitersPerLock=" + maxWaitersPerLock
-                + ", maxSessionsPerGateway=" + maxSessionsPerGateway + ", leaseNamespace=" + leaseNamespace
+                + ", maxEntriesPerLock=" + maxEntriesPerLock + ", maxSessionsPerGateway=" + maxSessionsPerGateway + ", leaseNamespace=" + leaseNamespace
                 + ", drainTimeout=" + drainTimeout + ", maxBodyBytes=" + maxBodyBytes + ", gatewayId=" + gatewayId
                 + ", advertiseHost=" + advertiseHost + ", consoleAdminToken=" + (consoleAdminToken == null ? "(unset)" : "(set, hidden)")
                 + ", watchBufferBytes=" + watchBufferBytes + ", maxWatches=" + maxWatches + ", authFile=" + authFile
@@ -125,8 +133,27 @@ public record WardenConfig(
                 + ", zkTlsTruststorePasswordFile=" + zkTlsTruststorePasswordFile + ", zkTlsKeystore=" + zkTlsKeystore
                 + ", zkTlsKeystorePasswordFile=" + zkTlsKeystorePasswordFile + ", zkTlsHostnameVerification="
                 + zkTlsHostnameVerification + ", zkSaslUser=" + zkSaslUser + ", zkSaslPasswordFile=" + zkSaslPasswordFile
-                + ", zkAcl=" + zkAcl + "]";
+                + ", zkAcl=" + zkAcl + ", zkMaxPacketBytes=" + zkMaxPacketBytes + ", watchMirrorBytes=" + watchMirrorBytes + "]";
     }
+
+    /**
+     * The default of max-entries-per-lock, derived from ZooKeeper's packet limit. A lock's queue is listed in one
+     * {@code getChildren} reply, and every client of the lock lists it: Warden's gateways, the SDK's direct mode, plain
+     * Curator {@code InterProcessReadWriteLock}s on the same node. A queue node costs 62 bytes in that reply (a 4-byte
+     * length and a 58-character name, {@code _c_<uuid>-__READ__<10 digits>}), so a client with ZooKeeper's default
+     * {@code jute.maxbuffer} (1,048,575 bytes) fails at (1,048,575 - 1,024 for the reply's header and stat) / 62 =
+     * 16,896 entries, and loses its connection doing so. Warden admits 10,000: a 620 KB listing, 59 % of the packet,
+     * leaving about 6,900 entries (41 %) for nodes Warden never admitted (other Curator clients on the node) and for
+     * acquires racing the check. It is also the most allowed: a larger bound would let Warden alone fill the packet.
+     */
+    public static final int DEFAULT_MAX_ENTRIES_PER_LOCK = 10_000;
+    /**
+     * The default of zk-max-packet-bytes: 4 MiB, four times ZooKeeper's default. The gateway lists a lock only when the
+     * listing fits in half of it (33,800 entries), so a lock Warden admitted (at most 10,000 entries) is always read,
+     * and a reply larger than expected (a lock grown meanwhile, longer foreign node names) still arrives instead of
+     * costing the gateway its ZooKeeper connection.
+     */
+    public static final int DEFAULT_ZK_MAX_PACKET_BYTES = 4 * 1024 * 1024;
 
     public static WardenConfig defaults() {
         return new WardenConfig(
@@ -143,6 +170,7 @@ public record WardenConfig(
                 Duration.ofSeconds(10),
                 1000,
                 10_000,
+                DEFAULT_MAX_ENTRIES_PER_LOCK,
                 100_000,
                 "default",
                 Duration.ofSeconds(10),
@@ -171,7 +199,9 @@ public record WardenConfig(
                 true,
                 null,
                 null,
-                "auto");
+                "auto",
+                DEFAULT_ZK_MAX_PACKET_BYTES,
+                0L);
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -185,6 +215,18 @@ public record WardenConfig(
     public WardenConfig withLimits(int requestsPerSession, int waitersPerLock, int sessionsPerGateway) {
         return toBuilder().maxRequestsPerSession(requestsPerSession).maxWaitersPerLock(waitersPerLock)
                 .maxSessionsPerGateway(sessionsPerGateway).build();
+    }
+
+    public WardenConfig withMaxEntriesPerLock(int value) {
+        return toBuilder().maxEntriesPerLock(value).build();
+    }
+
+    public WardenConfig withZkMaxPacketBytes(int value) {
+        return toBuilder().zkMaxPacketBytes(value).build();
+    }
+
+    public WardenConfig withWatchMirrorBytes(long value) {
+        return toBuilder().watchMirrorBytes(value).build();
     }
 
     public WardenConfig withWatchBufferBytes(long value) {
@@ -223,6 +265,7 @@ public record WardenConfig(
         private Duration sessionTtlDefault;
         private int maxRequestsPerSession;
         private int maxWaitersPerLock;
+        private int maxEntriesPerLock;
         private int maxSessionsPerGateway;
         private String advertiseHost;
         private String consoleAdminToken;
@@ -252,6 +295,8 @@ public record WardenConfig(
         private String zkSaslUser;
         private Path zkSaslPasswordFile;
         private String zkAcl;
+        private int zkMaxPacketBytes;
+        private long watchMirrorBytes;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -267,6 +312,7 @@ public record WardenConfig(
             sessionTtlDefault = c.sessionTtlDefault;
             maxRequestsPerSession = c.maxRequestsPerSession;
             maxWaitersPerLock = c.maxWaitersPerLock;
+            maxEntriesPerLock = c.maxEntriesPerLock;
             maxSessionsPerGateway = c.maxSessionsPerGateway;
             leaseNamespace = c.leaseNamespace;
             drainTimeout = c.drainTimeout;
@@ -296,6 +342,8 @@ public record WardenConfig(
             zkSaslUser = c.zkSaslUser;
             zkSaslPasswordFile = c.zkSaslPasswordFile;
             zkAcl = c.zkAcl;
+            zkMaxPacketBytes = c.zkMaxPacketBytes;
+            watchMirrorBytes = c.watchMirrorBytes;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -311,6 +359,7 @@ public record WardenConfig(
         public Builder sessionTtlDefault(Duration v) { sessionTtlDefault = v; return this; }
         public Builder maxRequestsPerSession(int v) { maxRequestsPerSession = v; return this; }
         public Builder maxWaitersPerLock(int v) { maxWaitersPerLock = v; return this; }
+        public Builder maxEntriesPerLock(int v) { maxEntriesPerLock = v; return this; }
         public Builder maxSessionsPerGateway(int v) { maxSessionsPerGateway = v; return this; }
         public Builder leaseNamespace(String v) { leaseNamespace = v; return this; }
         public Builder drainTimeout(Duration v) { drainTimeout = v; return this; }
@@ -340,15 +389,18 @@ public record WardenConfig(
         public Builder zkSaslUser(String v) { zkSaslUser = v; return this; }
         public Builder zkSaslPasswordFile(Path v) { zkSaslPasswordFile = v; return this; }
         public Builder zkAcl(String v) { zkAcl = v; return this; }
+        public Builder zkMaxPacketBytes(int v) { zkMaxPacketBytes = v; return this; }
+        public Builder watchMirrorBytes(long v) { watchMirrorBytes = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
                     zkConnectionTimeout, sessionTtlMin, sessionTtlMax, sessionTtlDefault, maxRequestsPerSession,
-                    maxWaitersPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
+                    maxWaitersPerLock, maxEntriesPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
                     advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, authFile, metricsAuth, maxSessionsPerPrincipal,
                     maxRequestsPerPrincipal, tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal, allowedHosts, allowedOrigins,
                     maxConnectionsPerIp, bodyReadTimeout, zkTlsTruststore, zkTlsTruststorePasswordFile, zkTlsKeystore,
-                    zkTlsKeystorePasswordFile, zkTlsHostnameVerification, zkSaslUser, zkSaslPasswordFile, zkAcl);
+                    zkTlsKeystorePasswordFile, zkTlsHostnameVerification, zkSaslUser, zkSaslPasswordFile, zkAcl, zkMaxPacketBytes,
+                    watchMirrorBytes);
         }
     }
 }

@@ -44,7 +44,8 @@ import java.util.function.BooleanSupplier;
  * a TTL expiry, writing each to the {@link AuditLog}.
  *
  * <p>Cost: a {@link #snapshot()} walks {@code /locks} and reads every session record; it is shared by all callers for
- * {@link #SNAPSHOT_TTL}, so any number of open consoles cost at most one walk per second per gateway.
+ * {@link #SNAPSHOT_TTL}, so any number of open consoles cost at most one walk per second per gateway. A lock too large
+ * for the gateway to read is shown as such ({@link LockState#tooLarge}), with its entries and no queue.
  *
  * <p>Concurrency: the cached snapshot and health are volatile references to immutable futures; everything else is
  * immutable or thread-safe. Safe from any thread.
@@ -146,6 +147,9 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
     }
 
     private LockState state(LockLister.ScannedLock l) {
+        if (l.tooLargeEntries() > 0) {
+            return LockState.tooLarge(l.name(), l.tooLargeEntries()); // not read: its queue is not known
+        }
         List<QueuedRequest> queue = new ArrayList<>(l.nodes().size());
         int position = 0;
         for (LockLister.ScannedNode n : l.nodes()) {
@@ -225,6 +229,11 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
             return CompletableFuture.failedFuture(e);
         }
         return lister.scan(parsed).thenCompose(found -> {
+            if (found.isPresent() && found.get().tooLargeEntries() > 0) {
+                return CompletableFuture.completedFuture(new AdminResult(false, "lock " + name + " has "
+                        + found.get().tooLargeEntries() + " entries, too many for this gateway to read: its holds cannot "
+                        + "be found. Nothing changed"));
+            }
             Optional<LockLister.ScannedNode> hold = found.flatMap(l -> l.nodes().stream()
                     .filter(n -> n.holds() && n.token() == token).findFirst());
             if (hold.isEmpty()) {

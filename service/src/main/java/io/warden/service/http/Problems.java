@@ -99,6 +99,10 @@ final class Problems {
             if (e instanceof InvalidArgumentException invalid) {
                 doc.put("field", invalid.field());
             }
+            if (e instanceof io.warden.service.api.LockTooLargeException big) {
+                doc.put("lock", big.lockName());
+                doc.put("entries", big.entries());
+            }
             log.debug("{} failed: {}", request, e.getMessage());
             return doc;
         }

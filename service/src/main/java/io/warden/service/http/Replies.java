@@ -126,9 +126,15 @@ final class Replies {
         }
     }
 
-    record LockEntry(String name, LockView.LockMode mode, int holders, int waiters) {
+    /**
+     * One lock of a listing. A lock too large for the gateway to read has {@code too_large: true} and {@code entries}, no
+     * {@code mode}, and 0 holders and waiters (not known).
+     */
+    record LockEntry(String name, LockView.LockMode mode, int holders, int waiters, Boolean tooLarge, Integer entries) {
         static LockEntry of(LockSummary s) {
-            return new LockEntry(s.name(), s.mode(), s.holders(), s.waiters());
+            boolean big = s.tooLargeEntries() > 0;
+            return new LockEntry(s.name(), s.mode(), s.holders(), s.waiters(), big ? Boolean.TRUE : null,
+                    big ? s.tooLargeEntries() : null);
         }
     }
 
@@ -145,9 +151,10 @@ final class Replies {
         }
     }
 
-    record Namespace(String namespace, int locks, int holders, int waiters, int sessions) {
+    /** {@code too_large_locks}: of {@code locks}, those too large to read, whose holds and waits are not counted. */
+    record Namespace(String namespace, int locks, int holders, int waiters, int sessions, int tooLargeLocks) {
         static Namespace of(NamespaceStats s) {
-            return new Namespace(s.namespace(), s.locks(), s.holders(), s.waiters(), s.sessions());
+            return new Namespace(s.namespace(), s.locks(), s.holders(), s.waiters(), s.sessions(), s.tooLargeLocks());
         }
     }
 
@@ -174,12 +181,18 @@ final class Replies {
         }
     }
 
-    /** A lock's state inside a RESYNC event: the shape of {@code GET /v1/locks/{name}} without its own revision. */
-    record ResyncLock(String name, LockView.LockMode mode, List<HolderReply> holders, List<WaiterReply> waiters) {
+    /**
+     * A lock's state inside a RESYNC event: the shape of {@code GET /v1/locks/{name}} without its own revision. A lock too
+     * large for the gateway to follow has {@code too_large: true} and {@code entries}, no {@code mode}, and empty lists
+     * (its holders and waiters are not known; it is not free).
+     */
+    record ResyncLock(String name, LockView.LockMode mode, List<HolderReply> holders, List<WaiterReply> waiters,
+                      Boolean tooLarge, Integer entries) {
         static ResyncLock of(LockView v, boolean redacted) {
             return new ResyncLock(v.name(), v.mode(),
                     HolderReply.all(v.holders(), h -> redacted ? h.withoutSessionId() : h),
-                    v.waiters().stream().map(w -> WaiterReply.of(redacted ? w.withoutSessionId() : w)).toList());
+                    v.waiters().stream().map(w -> WaiterReply.of(redacted ? w.withoutSessionId() : w)).toList(),
+                    v.tooLarge() ? Boolean.TRUE : null, v.tooLarge() ? v.tooLargeEntries() : null);
         }
     }
 

@@ -5,6 +5,7 @@ import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.AcquireResult;
 import io.warden.service.api.AcquireResult.Status;
 import io.warden.service.api.LockName;
+import io.warden.service.api.LockTooLargeException;
 import io.warden.service.api.OnTimeout;
 import io.warden.service.api.WardenException;
 import io.warden.service.cell.Tokens;
@@ -41,10 +42,21 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p>A blocked request watches the one node it waits for ({@link LockQueue#blocker}); when that goes, it reads the
  * children once and either holds or watches the next blocker. Waiting costs memory, not threads.
  *
+ * <p>Admission: a lock has at most {@code max-entries-per-lock} entries, holders and waiters alike, those of other
+ * ZooKeeper clients on its node included, so that its queue stays listable in one ZooKeeper reply by every client of it.
+ * A new request whose queue node has that many entries before it is taken back and refused (429) before it could be
+ * granted; when the watch mirror already knows the lock is full, the acquire looks at the node's child count first and
+ * writes nothing. {@code max-waiters-per-lock} bounds the waiters on top.
+ *
+ * <p>A lock too large to list ({@link QueueListing}: only foreign entries can make it so) is never read: a new request on
+ * it is refused, a held call already waiting on it looks again every second or so (doubling to {@link #RECHECK_MAX})
+ * until it can be decided or its {@code wait_ms} runs out, and a retry of a queued request is answered 429.
+ *
  * <p>This class is the acquire path and the held calls; each other mechanism has its own class: who holds
  * ({@link LockQueue}), ending requests ({@link RequestEnds}), tombstones and their pruning ({@link Tombstones}),
  * per-session hints ({@link SessionHints}), holds and waits per principal ({@link RequestQuotas}), held calls
- * ({@link WaitingCalls}) and their watches ({@link BlockerWatches}), reads ({@link LockReader}, {@link NodeInfoCache}).
+ * ({@link WaitingCalls}) and their watches ({@link BlockerWatches}), reads ({@link LockReader}, {@link NodeInfoCache},
+ * every listing of a queue through {@link QueueListing}).
  *
  * <p>Concurrency: called from any thread; continuations run on Curator's event thread and never block. Held calls are
  * registered in {@link WaitingCalls} from start to answer. Each {@link Waiting} moves WAITING → DONE, or WAITING →
@@ -63,6 +75,8 @@ public final class LockEngine {
     static final int MAX_HINTS = 100_000;
     static final int MAX_RELEASED_AT = 10_000;
     static final int MAX_NEAR_LIMIT = 10_000;
+    /** The longest a held call on a lock too large to read waits before it looks again (it starts at a second). */
+    static final Duration RECHECK_MAX = Duration.ofSeconds(8);
 
     private final Zk zk;
     private final Clock clock;
@@ -71,6 +85,8 @@ public final class LockEngine {
     private final Tokens tokens;
     private final int maxRequestsPerSession;
     private final int maxWaitersPerLock;
+    private final int maxEntriesPerLock;
+    private final QueueListing queues;
     private final NodeInfoCache nodes;
     private final Tombstones tombstones;
     private final SessionHints sessions;
@@ -88,34 +104,35 @@ public final class LockEngine {
     private final Map<String, Long> releasedAt = bounded(MAX_RELEASED_AT);
     private volatile boolean draining;
 
-    public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, int maxRequestsPerSession, int maxWaitersPerLock) {
-        this(zk, clock, metrics, maxRequestsPerSession, maxWaitersPerLock, Integer.MAX_VALUE);
-    }
-
     /**
+     * @param queues                  every listing of a lock's queue goes through it
+     * @param maxEntriesPerLock       holders plus waiters one lock may have (foreign entries included)
      * @param maxRequestsPerPrincipal holds plus queued requests one principal (in open mode one opener address) may have
      *                                made through this gateway ({@link RequestQuotas})
      */
-    public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, int maxRequestsPerSession, int maxWaitersPerLock,
-                      int maxRequestsPerPrincipal) {
-        this(zk, clock, metrics, maxRequestsPerSession, maxWaitersPerLock, maxRequestsPerPrincipal, Tokens.CZXID);
+    public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, QueueListing queues, int maxRequestsPerSession,
+                      int maxWaitersPerLock, int maxEntriesPerLock, int maxRequestsPerPrincipal) {
+        this(zk, clock, metrics, queues, maxRequestsPerSession, maxWaitersPerLock, maxEntriesPerLock,
+                maxRequestsPerPrincipal, Tokens.CZXID);
     }
 
-    /** @param tokens a queue node's token from its czxid (plus the cell's token floor) */
-    public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, int maxRequestsPerSession, int maxWaitersPerLock,
-                      int maxRequestsPerPrincipal, Tokens tokens) {
+    /** As above, with {@code tokens}: a queue node's token from its czxid (plus the cell's token floor). */
+    public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, QueueListing queues, int maxRequestsPerSession,
+                      int maxWaitersPerLock, int maxEntriesPerLock, int maxRequestsPerPrincipal, Tokens tokens) {
         this.zk = zk;
         this.clock = clock;
         this.metrics = metrics;
         this.tokens = tokens;
+        this.queues = queues;
         this.maxRequestsPerSession = maxRequestsPerSession;
         this.maxWaitersPerLock = maxWaitersPerLock;
+        this.maxEntriesPerLock = maxEntriesPerLock;
         this.nodes = new NodeInfoCache(zk, tokens);
         this.tombstones = new Tombstones(zk);
         this.sessions = new SessionHints(zk, maxRequestsPerSession);
         this.quotas = new RequestQuotas(zk, clock, maxRequestsPerPrincipal);
-        this.ends = new RequestEnds(zk, nodes, tombstones);
-        this.reader = new LockReader(zk, nodes);
+        this.ends = new RequestEnds(zk, nodes, tombstones, queues);
+        this.reader = new LockReader(zk, nodes, queues);
         this.blockers = new BlockerWatches<>(zk, clock, metrics, w -> w.state.get() == Waiting.WAITING, w -> {
             if (!TestFault.active(TestFault.WAITERS_NEVER_WOKEN)) {
                 evaluate(w);
@@ -207,6 +224,39 @@ public final class LockEngine {
                 return create(req, p, start, attempt);
             });
         }
+        if (queues.sizes().knownToHave(req.name().toString(), maxEntriesPerLock)) {
+            // The watch mirror saw this lock full a moment ago: look at its child count (one exists) before making a
+            // node only to take it back. Full: only a retry of an existing request goes on, and nothing is written.
+            return zk.exists(lockPath).thenCompose(stat -> {
+                if (stat == null || stat.getNumChildren() < maxEntriesPerLock) {
+                    return reserveAndWrite(req, p, ops, start, attempt);
+                }
+                return zk.data(requestPath).handle((ds, err) -> {
+                    if (err != null && Zk.code(err) == Code.NONODE) {
+                        throw full(req.name(), stat.getNumChildren());
+                    }
+                    if (err != null) {
+                        throw Zk.translate(err);
+                    }
+                    return ds;
+                }).thenCompose(ds -> existingRecord(req, lockPath, uuid, ds, start));
+            });
+        }
+        return reserveAndWrite(req, p, ops, start, attempt);
+    }
+
+    private WardenException full(LockName name, int entries) {
+        return WardenException.exhausted("lock " + name + " already has " + entries + " holders and queued requests, the "
+                + "most allowed per lock (max-entries-per-lock " + maxEntriesPerLock + "; entries of other ZooKeeper "
+                + "clients on the lock's node count too)");
+    }
+
+    /** The per-principal quota, then the acquire's {@code multi}. */
+    private CompletableFuture<Waiting> reserveAndWrite(AcquireRequest req, SessionHints.Prepared p, List<CuratorOp> ops,
+                                                       long start, int attempt) {
+        String uuid = CellPaths.requestUuid(req.sessionId(), req.requestId());
+        String lockPath = CellPaths.lock(req.name());
+        String requestPath = CellPaths.sessionRequest(req.sessionId(), uuid);
         String owner = p.owner();
         if (quotas.reserve(owner) >= 0) {
             // The owner is at its max-requests-per-principal here: count again from ZooKeeper (its requests may have
@@ -267,7 +317,7 @@ public final class LockEngine {
                 nodes.put(new NodeInfo(lockPath + "/" + node, token, req.mode(),
                         new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode(), p.principal()),
                         results.get(1).getResultStat().getMtime()));
-                return CompletableFuture.completedFuture(new Waiting(req, lockPath, uuid, node, token, start));
+                return CompletableFuture.completedFuture(new Waiting(req, lockPath, uuid, node, token, start, true));
             }
             quotas.unreserve(p.owner()); // nothing was made (a retry's request was counted when it was made)
             Throwable cause = Zk.unwrap(err);
@@ -355,7 +405,8 @@ public final class LockEngine {
         // "Acquire"). On every other path the call's own multi came first on this connection, which orders its reads.
         // A failed sync fails the call (503, the client retries): a read without it could be the stale one.
         // StaleFollowerIT shows the double grant without the sync.
-        return zk.sync(lockPath).thenCompose(v -> zk.children(lockPath)).handle((children, err) -> {
+        return zk.sync(lockPath).thenCompose(v -> queues.children(lockPath, "a request queued on it cannot be looked "
+                + "up; it stays queued")).handle((children, err) -> {
             if (err != null && Zk.code(err) != Code.NONODE) {
                 throw Zk.translate(err);
             }
@@ -369,7 +420,7 @@ public final class LockEngine {
                         + entry.get().mode() + "; a retry must repeat it");
             }
             ends.remember(req.sessionId(), lockPath, token, entry.get().node());
-            return new Waiting(req, lockPath, uuid, entry.get().node(), token, start);
+            return new Waiting(req, lockPath, uuid, entry.get().node(), token, start, false);
         });
     }
 
@@ -395,13 +446,15 @@ public final class LockEngine {
         if (w.state.get() != Waiting.WAITING) {
             return;
         }
-        zk.childrenAndStat(w.lockPath).whenComplete((cs, err) -> {
+        queues.read(w.lockPath, "new requests on it are refused, and requests queued on it wait").whenComplete((cs, err) -> {
             if (w.state.get() != Waiting.WAITING) {
                 return;
             }
             if (err != null) {
                 if (Zk.code(err) == Code.NONODE) {
                     gone(w);
+                } else if (Zk.unwrap(err) instanceof LockTooLargeException big) {
+                    cannotRead(w, big);
                 } else {
                     fail(w, Zk.translate(err));
                 }
@@ -415,23 +468,28 @@ public final class LockEngine {
             }
             if (w.evaluations++ == 0) {
                 metrics.queueDepth(q.entries().size());
-                // Waiters only: counting the holders would let a lock with one holder admit one waiter fewer than
-                // max-waiters-per-lock. This request is one of the waiters unless it holds.
-                if (!q.holds(i) && q.waiters().size() > maxWaitersPerLock) {
-                    w.tooMany = true;
+                if (w.made && i >= maxEntriesPerLock) {
+                    // Holders and waiters, foreign entries included (max-waiters-per-lock alone left SHARED holders
+                    // unbounded, and enough of them make a listing no client can read: docs/design.md, "How large a
+                    // lock may be"). Checked before the grant: a SHARED request that would hold at once is refused
+                    // too. By position, so a burst of acquires refuses the later ones.
+                    w.refusal = full(w.req.name(), i);
+                } else if (!q.holds(i) && q.waiters().size() > maxWaitersPerLock) {
+                    // Waiters only: counting the holders would let a lock with one holder admit one waiter fewer
+                    // than max-waiters-per-lock. This request is one of the waiters unless it holds.
+                    w.refusal = WardenException.exhausted("lock " + w.req.name() + " already has "
+                            + (q.waiters().size() - 1) + " queued requests, the most allowed (max-waiters-per-lock)");
                 }
+            }
+            if (w.refusal != null) {
+                if (w.state.compareAndSet(Waiting.WAITING, Waiting.TIMING_OUT)) {
+                    remove(w).whenComplete((v, e) -> finishWithError(w, w.refusal));
+                }
+                return;
             }
             if (q.holds(i) || TestFault.active(TestFault.GRANT_WITHOUT_CHECK)) {
                 if (w.state.compareAndSet(Waiting.WAITING, Waiting.DONE)) {
                     grant(w, q, cs.stat());
-                }
-                return;
-            }
-            if (w.tooMany) {
-                if (w.state.compareAndSet(Waiting.WAITING, Waiting.TIMING_OUT)) {
-                    remove(w).whenComplete((v, e) -> finishWithError(w, WardenException.exhausted(
-                            "lock " + w.req.name() + " already has " + (q.waiters().size() - 1)
-                                    + " queued requests, the most allowed (max-waiters-per-lock)")));
                 }
                 return;
             }
@@ -463,6 +521,29 @@ public final class LockEngine {
         });
     }
 
+    /**
+     * The lock is too large to read ({@link QueueListing}), so the request can be neither granted nor refused by its
+     * place. A request this call just made is refused and taken back (the lock has far more than max-entries-per-lock
+     * entries). Any other held call (a retry, or one woken by its blocker or a reconnection) looks again later, a
+     * second at first, doubling to {@link #RECHECK_MAX}: the lock gives no notice when it shrinks, and its timer still
+     * ends the wait.
+     */
+    private void cannotRead(Waiting w, LockTooLargeException big) {
+        if (w.evaluations++ == 0 && w.made) {
+            if (w.state.compareAndSet(Waiting.WAITING, Waiting.TIMING_OUT)) {
+                remove(w).whenComplete((v, e) -> finishWithError(w, big));
+            }
+            return;
+        }
+        long delayMs = Math.min(RECHECK_MAX.toMillis(), 1000L << Math.min(w.rechecks++, 10));
+        log.debug("request {} on {} (token {}) waits on a lock too large to read ({} entries); looking again in {} ms",
+                w.req.requestId(), w.req.name(), w.token, big.entries(), delayMs);
+        w.recheck = clock.schedule(Duration.ofMillis(delayMs), () -> evaluate(w));
+        if (w.state.get() != Waiting.WAITING) {
+            w.recheck.cancel(); // answered meanwhile (forget ran before the timer was set)
+        }
+    }
+
     private void grant(Waiting w, LockQueue q, Stat stat) {
         metrics.grant();
         Long released = releasedAt.remove(w.lockPath);
@@ -487,11 +568,26 @@ public final class LockEngine {
             return;
         }
         log.debug("wait of request {} on {} ran out ({} ms)", w.req.requestId(), w.req.name(), w.req.waitMs());
-        zk.childrenAndStat(w.lockPath).whenComplete((cs, err) -> {
+        queues.read(w.lockPath, "the request's place is not known").whenComplete((cs, err) -> {
             if (err != null) {
                 if (Zk.code(err) == Code.NONODE) {
                     w.state.set(Waiting.WAITING);
                     gone(w);
+                } else if (Zk.unwrap(err) instanceof LockTooLargeException big) {
+                    // Whether it holds cannot be known. KEEP: it stays queued, and the answer says why there is no
+                    // position. CANCEL: it is removed, holding or not (a cancel removes granted requests too; this
+                    // call never said GRANTED), and the answer is TIMED_OUT.
+                    if (w.req.onTimeout() == OnTimeout.KEEP) {
+                        finishWithError(w, big);
+                    } else {
+                        remove(w).whenComplete((v, e) -> {
+                            if (e != null) {
+                                finishWithError(w, Zk.translate(e));
+                            } else {
+                                finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, List.of(), 0));
+                            }
+                        });
+                    }
                 } else {
                     finishWithError(w, Zk.translate(err));
                 }
@@ -577,6 +673,10 @@ public final class LockEngine {
         Clock.Cancellable t = w.timer;
         if (t != null) {
             t.cancel();
+        }
+        Clock.Cancellable r = w.recheck;
+        if (r != null) {
+            r.cancel();
         }
     }
 
@@ -682,6 +782,11 @@ public final class LockEngine {
         }
     }
 
+    /** Every listing of a lock's queue (for the listings and the watch mirror too). */
+    public QueueListing queues() {
+        return queues;
+    }
+
     /** Linearizable reads of locks, sharing this engine's cache of queue nodes. */
     public LockReader reader() {
         return reader;
@@ -712,21 +817,28 @@ public final class LockEngine {
         final String node;
         final long token;
         final long startNanos;
+        /** Whether this call's own multi made the request (false: a retry that found it made before). */
+        final boolean made;
         final CompletableFuture<AcquireResult> future = new CompletableFuture<>();
         final AtomicInteger state = new AtomicInteger(WAITING);
         /** Set once in start(), before any completion can run. */
         volatile Clock.Cancellable timer;
         /** Touched only by the evaluation chain (one at a time per call). */
         volatile int evaluations;
-        volatile boolean tooMany;
+        /** Set by the first evaluation when the request is refused at admission (a limit of the lock). */
+        volatile WardenException refusal;
+        /** Looks again at a lock too large to read: how many so far, and the timer of the next. */
+        volatile int rechecks;
+        volatile Clock.Cancellable recheck;
 
-        Waiting(AcquireRequest req, String lockPath, String uuid, String node, long token, long startNanos) {
+        Waiting(AcquireRequest req, String lockPath, String uuid, String node, long token, long startNanos, boolean made) {
             this.req = req;
             this.lockPath = lockPath;
             this.uuid = uuid;
             this.node = node;
             this.token = token;
             this.startNanos = startNanos;
+            this.made = made;
         }
     }
 

@@ -29,6 +29,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
  * for {@link #NAMESPACES_REUSE} after it completes (with a walk per call, eight callers in a loop slowed an acquire
  * from 10 ms to 800 ms). A failed walk is not reused.
  *
+ * <p>A lock too large to list ({@link QueueListing}) is shown as such, with its entries and nothing else: a
+ * {@link LockSummary#tooLarge}, a {@link ScannedLock} with {@code tooLargeEntries}, counted in
+ * {@link NamespaceStats#tooLargeLocks()}. The rest of the listing is as usual.
+ *
  * <p>Concurrency: {@code namespaces} and {@code namespacesDone} are guarded by {@code this}; everything else is
  * immutable.
  */
@@ -38,6 +42,7 @@ public final class LockLister {
     public static final Duration NAMESPACES_REUSE = Duration.ofSeconds(1);
     private final Zk zk;
     private final LockEngine engine;
+    private final QueueListing queues;
     private final Ticker ticker;
     /** The walk in flight or last completed; null before the first. Guarded by {@code this}. */
     private CompletableFuture<List<NamespaceStats>> namespaces;
@@ -47,20 +52,36 @@ public final class LockLister {
     public LockLister(Zk zk, LockEngine engine, Ticker ticker) {
         this.zk = zk;
         this.engine = engine;
+        this.queues = engine.queues();
         this.ticker = ticker;
     }
 
-    private record Found(String name, LockQueue queue, long pzxid) {
+    /** A live lock found: its queue, or (queue null) its entries when it is too large to list. */
+    private record Found(String name, LockQueue queue, long pzxid, int tooLargeEntries) {
+        static Found of(String name, QueueListing.QueueRead r) {
+            return r.listed() ? new Found(name, LockQueue.of(r.children()), r.stat().getPzxid(), 0)
+                    : new Found(name, null, r.stat().getPzxid(), r.entries());
+        }
+
+        boolean live() {
+            return queue == null || !queue.isEmpty();
+        }
     }
 
     /**
      * A lock's queue in order, with what each node says (for the console).
      *
-     * @param pzxid the zxid of the last change of the queue
+     * @param pzxid           the zxid of the last change of the queue
+     * @param tooLargeEntries 0 for a lock that was read; otherwise its entries, too many to list (then no nodes)
      */
-    public record ScannedLock(String name, long pzxid, List<ScannedNode> nodes) {
+    public record ScannedLock(String name, long pzxid, List<ScannedNode> nodes, int tooLargeEntries) {
         public ScannedLock {
             nodes = List.copyOf(nodes);
+        }
+
+        /** Whether it has anything to show: nodes, or entries too many to list. */
+        boolean shown() {
+            return !nodes.isEmpty() || tooLargeEntries > 0;
         }
     }
 
@@ -87,7 +108,7 @@ public final class LockLister {
             return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenApply(y -> {
                 List<ScannedLock> out = new ArrayList<>(reads.size());
                 for (CompletableFuture<ScannedLock> r : reads) {
-                    if (!r.join().nodes().isEmpty()) {
+                    if (r.join().shown()) {
                         out.add(r.join());
                     }
                 }
@@ -98,7 +119,7 @@ public final class LockLister {
         });
     }
 
-    /** One lock with its whole queue, read after a sync; empty when its queue is empty. */
+    /** One lock with its whole queue (or its entries, when too large to list), read after a sync; empty when its queue is empty. */
     public CompletableFuture<Optional<ScannedLock>> scan(LockName name) {
         try {
             zk.failFast();
@@ -106,13 +127,12 @@ public final class LockLister {
             return CompletableFuture.failedFuture(e);
         }
         String path = CellPaths.lock(name);
-        return zk.sync(path).thenCompose(v -> zk.childrenAndStat(path)).thenCompose(cs -> {
-            LockQueue q = LockQueue.of(cs.children());
-            if (q.isEmpty()) {
+        return zk.sync(path).thenCompose(v -> queues.readOrCount(path)).thenCompose(r -> {
+            Found f = Found.of(name.toString(), r);
+            if (!f.live()) {
                 return CompletableFuture.completedFuture(Optional.<ScannedLock>empty());
             }
-            return scanned(new Found(name.toString(), q, cs.stat().getPzxid()))
-                    .thenApply(s -> s.nodes().isEmpty() ? Optional.<ScannedLock>empty() : Optional.of(s));
+            return scanned(f).thenApply(s -> s.shown() ? Optional.of(s) : Optional.<ScannedLock>empty());
         }).exceptionally(err -> {
             if (Zk.code(err) == Code.NONODE) {
                 return Optional.empty();
@@ -123,6 +143,9 @@ public final class LockLister {
 
     /** Reads the nodes of a found queue; a node deleted meanwhile is left out (the queue moved on). */
     private CompletableFuture<ScannedLock> scanned(Found f) {
+        if (f.queue == null) {
+            return CompletableFuture.completedFuture(new ScannedLock(f.name, f.pzxid, List.of(), f.tooLargeEntries));
+        }
         return engine.reader().infos(CellPaths.lock(LockName.parse(f.name)), f.queue.entries()).thenApply(infos -> {
             List<ScannedNode> nodes = new ArrayList<>(infos.size());
             List<QueueEntry> entries = f.queue.entries();
@@ -133,7 +156,7 @@ public final class LockLister {
                             info.mode(), info.token(), f.queue.holds(i), info.ctimeMs()));
                 }
             }
-            return new ScannedLock(f.name, f.pzxid, nodes);
+            return new ScannedLock(f.name, f.pzxid, nodes, 0);
         });
     }
 
@@ -178,14 +201,17 @@ public final class LockLister {
         int to = Math.min(candidates.size(), from + limit + 1 - live.size());
         List<CompletableFuture<LockSummary>> reads = new ArrayList<>(to - from);
         for (LockTree.Named n : candidates.subList(from, to)) {
-            reads.add(zk.childrenAndStat(n.lockPath()).handle((cs, err) -> {
+            reads.add(queues.readOrCount(n.lockPath()).handle((r, err) -> {
                 if (err != null) {
                     if (Zk.code(err) == Code.NONODE) {
                         return null; // reaped meanwhile
                     }
                     throw Zk.translate(err);
                 }
-                LockQueue q = LockQueue.of(cs.children());
+                if (!r.listed()) {
+                    return LockSummary.tooLarge(n.name().toString(), r.entries());
+                }
+                LockQueue q = LockQueue.of(r.children());
                 return q.isEmpty() ? null
                         : new LockSummary(n.name().toString(), q.mode(), q.holders().size(), q.waiters().size());
             }));
@@ -250,13 +276,19 @@ public final class LockLister {
                     List<CompletableFuture<List<NodeInfo>>> infos = new ArrayList<>();
                     int holders = 0;
                     int waiters = 0;
+                    int tooLarge = 0;
                     for (Found f : found) {
+                        if (f.queue == null) {
+                            tooLarge++;
+                            continue;
+                        }
                         holders += f.queue.holders().size();
                         waiters += f.queue.waiters().size();
                         infos.add(engine.reader().infos(CellPaths.lock(LockName.parse(f.name)), f.queue.entries()));
                     }
                     int h = holders;
                     int w = waiters;
+                    int big = tooLarge;
                     return CompletableFuture.allOf(infos.toArray(CompletableFuture[]::new)).thenApply(y -> {
                         Set<String> sessions = new HashSet<>();
                         for (CompletableFuture<List<NodeInfo>> i : infos) {
@@ -266,7 +298,7 @@ public final class LockLister {
                                 }
                             }
                         }
-                        return new NamespaceStats(ns, found.size(), h, w, sessions.size());
+                        return new NamespaceStats(ns, found.size(), h, w, sessions.size(), big);
                     });
                 }));
             }
@@ -311,10 +343,10 @@ public final class LockLister {
 
     /** Collects every live lock of {@code namespace} (all when null). */
     private CompletableFuture<Void> walk(String namespace, ConcurrentLinkedQueue<Found> found) {
-        return LockTree.walk(zk, namespace, (name, path, cs) -> {
-            LockQueue q = LockQueue.of(cs.children());
-            if (!q.isEmpty()) {
-                found.add(new Found(name.toString(), q, cs.stat().getPzxid()));
+        return LockTree.walk(zk, queues, namespace, (name, path, r) -> {
+            Found f = Found.of(name.toString(), r);
+            if (f.live()) {
+                found.add(f);
             }
             return CompletableFuture.completedFuture(null);
         });

@@ -20,21 +20,26 @@ import java.util.concurrent.ConcurrentHashMap;
  * Linearizable reads of locks (contract §2.6): {@code sync} the lock's path so this gateway's ZooKeeper server has
  * applied every write committed before the call, then read the queue and its nodes.
  *
+ * <p>A lock too large to list ({@link QueueListing}) is not read: both reads fail with
+ * {@link io.warden.service.api.LockTooLargeException} (429, naming the lock and its entries).
+ *
  * <p>Thread-safety: stateless apart from the shared {@link NodeInfoCache}; safe from any thread.
  */
 public final class LockReader {
     private final Zk zk;
     private final NodeInfoCache nodes;
+    private final QueueListing queues;
 
-    LockReader(Zk zk, NodeInfoCache nodes) {
+    LockReader(Zk zk, NodeInfoCache nodes, QueueListing queues) {
         this.zk = zk;
         this.nodes = nodes;
+        this.queues = queues;
     }
 
     /** A linearizable view of the lock: {@code sync}, then the queue and its nodes. */
     public CompletableFuture<LockView> lock(LockName name) {
         String lockPath = CellPaths.lock(name);
-        return syncedQueue(lockPath).thenCompose(cs -> {
+        return syncedQueue(lockPath, "its holders and waiters cannot be shown").thenCompose(cs -> {
             LockQueue q = LockQueue.of(cs.children());
             return infos(lockPath, q.entries()).thenCompose(infos -> expiredSessions(infos, q.holders().size()).thenApply(expired -> {
                 List<Holder> holders = new ArrayList<>();
@@ -62,7 +67,7 @@ public final class LockReader {
     /** Linearizable: does {@code token} belong to a current holder, and what is the latest holder token. */
     public CompletableFuture<CheckResult> check(LockName name, long token) {
         String lockPath = CellPaths.lock(name);
-        return syncedQueue(lockPath).thenCompose(cs -> {
+        return syncedQueue(lockPath, "whether a token is current cannot be checked").thenCompose(cs -> {
             LockQueue q = LockQueue.of(cs.children());
             return infos(lockPath, q.holders()).thenApply(infos -> {
                 Long latest = null;
@@ -81,15 +86,16 @@ public final class LockReader {
 
     /**
      * {@code sync}, then the lock's children: a read that reflects every write committed before the call. A lock node
-     * that does not exist reads as an empty queue (with a null stat).
+     * that does not exist reads as an empty queue (with a null stat); one too large to list fails (what: what cannot
+     * be done).
      */
-    private CompletableFuture<Zk.ChildrenAndStat> syncedQueue(String lockPath) {
+    private CompletableFuture<Zk.ChildrenAndStat> syncedQueue(String lockPath, String what) {
         try {
             zk.failFast();
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return zk.sync(lockPath).thenCompose(v -> zk.childrenAndStat(lockPath)).handle((cs, err) -> {
+        return zk.sync(lockPath).thenCompose(v -> queues.read(lockPath, what)).handle((cs, err) -> {
             if (err == null) {
                 return cs;
             }

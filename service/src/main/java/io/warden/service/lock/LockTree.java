@@ -13,8 +13,10 @@ import java.util.concurrent.ConcurrentLinkedQueue;
 /**
  * The walk of {@code /locks} ({@code /locks/{namespace}/{shard}/{leaf}}, see {@link CellPaths#lock}), written once for
  * every reader of the whole tree: the listings, the console's scan and the watch mirror's rebuild. Each lock node's
- * children (its queue) and stat are read once and handed to the visitor; nodes that are not where a lock of their name
- * would be are passed over. No read returns more than one shard's lock names or one lock's queue.
+ * children (its queue) and stat are read once, through {@link QueueListing}, and handed to the visitor; a lock too large
+ * to list is handed over with its stat alone ({@link QueueListing.QueueRead#listed()} false), so one lock never stops
+ * (nor disconnects) a walk. Nodes that are not where a lock of their name would be are passed over. No read returns more
+ * than one shard's lock names or one lock's queue.
  *
  * <p>Thread-safety: stateless; the visitor is called on Curator's event thread, concurrently for different locks.
  */
@@ -22,15 +24,15 @@ public final class LockTree {
     /** Receives one lock node's queue; the walk completes when every returned future has. */
     @FunctionalInterface
     public interface Visitor {
-        CompletableFuture<?> visit(LockName name, String lockPath, Zk.ChildrenAndStat queue);
+        CompletableFuture<?> visit(LockName name, String lockPath, QueueListing.QueueRead queue);
     }
 
     private LockTree() {
     }
 
     /** Walks every lock of {@code namespace}, or of every namespace when it is null. */
-    public static CompletableFuture<Void> walk(Zk zk, String namespace, Visitor visitor) {
-        return lockNodes(zk, namespace, (name, lockPath) -> zk.childrenAndStat(lockPath).handle((cs, err) -> {
+    public static CompletableFuture<Void> walk(Zk zk, QueueListing queues, String namespace, Visitor visitor) {
+        return lockNodes(zk, namespace, (name, lockPath) -> queues.readOrCount(lockPath).handle((cs, err) -> {
             if (err != null) {
                 if (Zk.code(err) == Code.NONODE) {
                     return CompletableFuture.completedFuture(null); // reaped meanwhile

@@ -27,6 +27,10 @@ import java.util.concurrent.CompletableFuture;
  * <p>A cancel of a request the queue does not have leaves a tombstone for it, so an acquire that the cancel overtook
  * fails when it arrives.
  *
+ * <p>A lock too large to list ({@link QueueListing}) cannot be searched: a release by token that needs the look-up (a
+ * request made through another gateway) and a cancel fail with {@link io.warden.service.api.LockTooLargeException}
+ * (429), and the request stays; a release of a request made here needs no look-up.
+ *
  * <p>Concurrency: {@link #made} is a concurrent map of at most {@link LockEngine#MAX_HINTS} entries (least recently
  * used evicted: a miss costs the look-up); nothing else is kept. Continuations run on Curator's event thread.
  */
@@ -34,13 +38,15 @@ final class RequestEnds {
     private final Zk zk;
     private final NodeInfoCache nodes;
     private final Tombstones tombstones;
+    private final QueueListing queues;
     /** Requests made through this gateway, by (session, lock path, token): hints that save a release its reads. */
     private final Map<String, QueueEntry> made = LockEngine.bounded(LockEngine.MAX_HINTS);
 
-    RequestEnds(Zk zk, NodeInfoCache nodes, Tombstones tombstones) {
+    RequestEnds(Zk zk, NodeInfoCache nodes, Tombstones tombstones, QueueListing queues) {
         this.zk = zk;
         this.nodes = nodes;
         this.tombstones = tombstones;
+        this.queues = queues;
     }
 
     /** Forgets every hint (the cell went back; a hint could name a node it no longer has, or one made again). */
@@ -94,7 +100,8 @@ final class RequestEnds {
     }
 
     private CompletableFuture<Boolean> cancel(String sessionId, String lockPath, String uuid, int attempt) {
-        return zk.exists(CellPaths.session(sessionId)).thenCombine(zk.childrenOrEmpty(lockPath), (stat, children) -> {
+        return zk.exists(CellPaths.session(sessionId)).thenCombine(queues.childrenOrEmpty(lockPath,
+                "a request queued on it cannot be cancelled"), (stat, children) -> {
             if (stat == null) {
                 throw WardenException.sessionNotFound(sessionId);
             }
@@ -207,7 +214,8 @@ final class RequestEnds {
             }
             throw Zk.translate(err);
         });
-        CompletableFuture<List<String>> queue = zk.childrenOrEmpty(lockPath);
+        CompletableFuture<List<String>> queue = queues.childrenOrEmpty(lockPath,
+                "a hold made through another gateway cannot be found to release");
         return requests.thenCombine(queue, (uuids, children) -> {
             Set<String> mine = new HashSet<>(uuids);
             List<QueueEntry> candidates = new ArrayList<>();

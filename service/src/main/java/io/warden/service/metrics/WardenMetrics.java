@@ -34,8 +34,12 @@ import java.util.function.Supplier;
  *       sent (1: alone; its count is the requests sent), {@code warden_zk_batch_fallbacks_total{kind}} — batches that
  *       failed as a whole and were sent again call by call, {@code warden_zk_batch_queued{kind}} — calls waiting for the
  *       next batch</li>
+ *   <li>{@code warden_lock_too_large_entries{lock}} — per lock too large for this gateway to read, its entries as last
+ *       counted (at most {@link #MAX_TOO_LARGE_GAUGES} locks; gone once the lock is read again);
+ *       {@code warden_zk_max_packet_bytes} — the largest ZooKeeper reply the gateway's client accepts</li>
  * </ul>
- * Thread-safety: safe for concurrent use (Micrometer meters are).
+ * Thread-safety: safe for concurrent use (Micrometer meters are; {@code tooLarge} is a concurrent map of at most
+ * {@link #MAX_TOO_LARGE_GAUGES} entries).
  */
 public final class WardenMetrics {
     private final MeterRegistry registry;
@@ -50,6 +54,12 @@ public final class WardenMetrics {
     private final Map<String, Timer> timers = new ConcurrentHashMap<>();
     private final Map<String, Counter> counters = new ConcurrentHashMap<>();
     private final Map<String, DistributionSummary> summaries = new ConcurrentHashMap<>();
+    /** Locks with a too-large gauge, most {@link #MAX_TOO_LARGE_GAUGES}: a lock name is a tag, so their number is bounded. */
+    public static final int MAX_TOO_LARGE_GAUGES = 100;
+    private final Map<String, TooLarge> tooLarge = new ConcurrentHashMap<>();
+
+    private record TooLarge(AtomicInteger entries, Gauge gauge) {
+    }
 
     public WardenMetrics(MeterRegistry registry) {
         this.registry = registry;
@@ -61,6 +71,37 @@ public final class WardenMetrics {
         Gauge.builder("warden.cell.holds", cellHolds, AtomicLong::get).description("holds in the cell").register(registry);
         Gauge.builder("warden.cell.waiters", cellWaiters, AtomicLong::get).description("queued requests in the cell").register(registry);
         Gauge.builder("warden.cell.sessions", cellSessions, AtomicLong::get).description("open sessions in the cell").register(registry);
+    }
+
+    /** The largest ZooKeeper reply the gateway's client accepts ({@code zk-max-packet-bytes}). */
+    public void zkMaxPacketBytes(int bytes) {
+        Gauge.builder("warden.zk.max.packet.bytes", () -> bytes)
+                .description("the largest ZooKeeper reply this gateway's client accepts (zk-max-packet-bytes)").register(registry);
+    }
+
+    /** A lock found too large to read, with its entries as counted now. */
+    public void lockTooLarge(String lock, int entries) {
+        TooLarge t = tooLarge.get(lock);
+        if (t == null && tooLarge.size() < MAX_TOO_LARGE_GAUGES) {
+            t = tooLarge.computeIfAbsent(lock, k -> {
+                AtomicInteger value = new AtomicInteger();
+                Gauge g = Gauge.builder("warden.lock.too.large.entries", value, AtomicInteger::get).tag("lock", k)
+                        .description("entries of a lock too large for this gateway to read (not read until it shrinks)")
+                        .register(registry);
+                return new TooLarge(value, g);
+            });
+        }
+        if (t != null) {
+            t.entries().set(entries);
+        }
+    }
+
+    /** A lock reported by {@link #lockTooLarge} was read again. */
+    public void lockListable(String lock) {
+        TooLarge t = tooLarge.remove(lock);
+        if (t != null) {
+            registry.remove(t.gauge());
+        }
     }
 
     /** Sets the cell-wide counts (read from ZooKeeper by the gateway every so often). */

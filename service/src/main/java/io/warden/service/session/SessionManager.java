@@ -90,7 +90,7 @@ public final class SessionManager {
         this.ttlMinMs = ttlMin.toMillis();
         this.ttlMaxMs = ttlMax.toMillis();
         this.ttlDefaultMs = ttlDefault.toMillis();
-        this.requests = new SessionRequests(zk);
+        this.requests = new SessionRequests(zk, engine.queues());
         this.lockDelays = new LockDelays(zk, clock, owner);
         this.tracker = new Tracker(zk, clock, owner, engine, bound,
                 t -> new SessionExpiry(zk, metrics, owner, requests, lockDelays, t), new SessionQuotas(maxSessions, maxPerOwner));

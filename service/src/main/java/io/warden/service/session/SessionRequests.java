@@ -4,6 +4,7 @@ import io.warden.service.api.LockName;
 import io.warden.service.api.Mode;
 import io.warden.service.lock.LockQueue;
 import io.warden.service.lock.QueueEntry;
+import io.warden.service.lock.QueueListing;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.Zk;
@@ -21,6 +22,10 @@ import java.util.concurrent.CompletableFuture;
 /**
  * Reads a session's requests from ZooKeeper: its request records, and for each the queue node and whether it
  * holds. Any gateway can rebuild a session's state this way, which is what adoption and takeover rely on.
+ *
+ * <p>A lock too large to list ({@link QueueListing}) cannot be searched for the session's node: the load fails with
+ * {@link io.warden.service.api.LockTooLargeException}, so a close or a view of such a session answers 429 and its
+ * expiry is tried again later (late, never early) until the lock has shrunk.
  */
 final class SessionRequests {
     /** The name prefix of an ended request's end marker (see the lock engine's Tombstones). */
@@ -38,9 +43,11 @@ final class SessionRequests {
     }
 
     private final Zk zk;
+    private final QueueListing queues;
 
-    SessionRequests(Zk zk) {
+    SessionRequests(Zk zk, QueueListing queues) {
         this.zk = zk;
+        this.queues = queues;
     }
 
     /** The session's requests; fails with NONODE (KeeperException) when the session record is gone. */
@@ -95,7 +102,8 @@ final class SessionRequests {
                 List<CompletableFuture<List<Request>>> perLock = new ArrayList<>();
                 for (Map.Entry<String, List<Record>> e : byName.entrySet()) {
                     LockName name = LockName.parse(e.getKey());
-                    perLock.add(zk.children(CellPaths.lock(name)).handle((children, err) -> {
+                    perLock.add(queues.children(CellPaths.lock(name), "the session's requests on it cannot be found "
+                            + "(to show, close or expire it)").handle((children, err) -> {
                         if (err != null && Zk.code(err) != Code.NONODE) {
                             throw Zk.translate(err);
                         }

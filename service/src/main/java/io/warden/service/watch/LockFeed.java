@@ -70,6 +70,15 @@ import java.util.concurrent.atomic.AtomicLong;
  * unsettles the mirror and drops the transaction under way (it may be incomplete); everything after it is applied
  * silently until the rebuild settles it again, and then every watch gets a RESYNC.
  *
+ * <p><b>Locks too large to read</b> are loaded as counts ({@link MirrorLoader}, {@link LockMirror}): the read of the
+ * cell completes, and the gateway keeps its ZooKeeper connection. When such a lock's queue becomes exact again, the
+ * watches that cover it get a RESYNC and the history starts again ({@link WatchHub#resyncCovering}).
+ *
+ * <p><b>The bound</b> ({@code watch-mirror-bytes}): a read of the cell that would take the mirror past it stops
+ * ({@link MirrorLoader.OverBudget}); a mirror that grows past it is dropped. Either way the mirror stays empty and
+ * unsettled (watches wait, with heartbeats; nothing is published; the engine's size hints say "unknown") and the read is
+ * tried again every {@link #OVER_BUDGET_RETRY}, logged once per episode (WARN) and when it fits again (INFO).
+ *
  * <p>Concurrency: every field from {@code handle} down is confined to the hub's thread ({@code hub}, one thread), except
  * {@code awaitingReply}, which only ZooKeeper's event thread touches; ZooKeeper's and Curator's threads only hand work
  * to the hub, in the order ZooKeeper delivered it (the executor keeps it). {@code pending}, {@code overflowed} and the
@@ -79,6 +88,8 @@ import java.util.concurrent.atomic.AtomicLong;
 final class LockFeed {
     private static final Logger log = LoggerFactory.getLogger(LockFeed.class);
     private static final Duration RETRY = Duration.ofSeconds(1);
+    /** How soon a mirror over its bound tries again: each try reads the whole cell. */
+    static final Duration OVER_BUDGET_RETRY = Duration.ofSeconds(30);
     /** How long a transaction stays the newest before a probe completes it (real time: see the class comment). */
     static final Duration FLUSH_DELAY = Duration.ofMillis(5);
     /** Notifications the hub's thread may have waiting (about 100 bytes each) before it counts as fallen behind. */
@@ -95,6 +106,10 @@ final class LockFeed {
     private final WatchHub target;
     private final LockMirror mirror;
     private final MirrorLoader loader;
+    /** The mirror's bound in estimated bytes (watch-mirror-bytes); 0 for none. */
+    private final long maxBytes;
+    /** The mirror's estimated heap as of the hub's last change to it, for the gauge (any thread reads it). */
+    private volatile long mirrorBytes;
     private final String gatewayId;
     private final int maxPending;
     private final Watcher watcher = this::notified;
@@ -152,16 +167,19 @@ final class LockFeed {
     private long flushTimerZxid;
     private boolean probing;
     private boolean warnedNoZxid;
+    /** Set while the mirror is dropped for passing its bound: transactions are not applied until a read fits again. */
+    private boolean overBudget;
 
     LockFeed(Zk zk, String chroot, Clock clock, ScheduledExecutorService hub, WatchHub target, LockMirror mirror,
-             String gatewayId, int maxPending) {
+             String gatewayId, int maxPending, io.warden.service.lock.QueueListing queues, long maxBytes) {
         this.zk = zk;
         this.chroot = "/".equals(chroot) ? "" : chroot;
         this.clock = clock;
         this.hub = hub;
         this.target = target;
         this.mirror = mirror;
-        this.loader = new MirrorLoader(zk, mirror::token);
+        this.maxBytes = maxBytes;
+        this.loader = new MirrorLoader(zk, queues, maxBytes, mirror::token);
         this.gatewayId = gatewayId;
         this.maxPending = maxPending;
     }
@@ -199,6 +217,15 @@ final class LockFeed {
 
     int probes() {
         return probes.get();
+    }
+
+    /** The mirror's estimated heap in bytes (any thread). */
+    long mirrorBytes() {
+        return mirrorBytes;
+    }
+
+    long maxBytes() {
+        return maxBytes;
     }
 
     // ------------------------------------------------------------------ rebuild (the hub's thread)
@@ -279,8 +306,17 @@ final class LockFeed {
             return;
         }
         if (err != null) {
+            if (Zk.unwrap(err) instanceof MirrorLoader.OverBudget over) {
+                dropMirror(gen, over.getMessage());
+                return;
+            }
             retryLater(gen, err);
             return;
+        }
+        if (overBudget) {
+            overBudget = false;
+            log.info("watch mirror: the cell fits in its bound again (about {} of {} bytes, watch-mirror-bytes)",
+                    LockMirror.estimatedBytes(snapshot), maxBytes);
         }
         mirror.load(snapshot);
         List<Transaction> meanwhile = replay == null ? List.of() : replay;
@@ -290,8 +326,12 @@ final class LockFeed {
         settled = false;
         barrier = -1;
         target.rebuilding();
+        mirrorBytes = mirror.estimatedBytes();
         for (Transaction t : meanwhile) {
             apply(t);
+        }
+        if (overBudget) {
+            return; // the replay took it past the bound
         }
         int ep = epoch;
         zk.setData(CellPaths.LOCKS, Json.write(Map.of("watch_barrier", gatewayId)), -1).whenComplete((stat, e) -> onHub(() -> {
@@ -469,6 +509,11 @@ final class LockFeed {
                     t.queueNodeCreated(name.toString(), entry);
                 } else if (name != null) {
                     t.queueNodeDeleted(name.toString(), entry);
+                } else if (entry == null && note.kind == Kind.QUEUE_DELETED) {
+                    LockName lock = CellPaths.lockName(path); // a lock's own node (reaped when empty)
+                    if (lock != null) {
+                        t.lockNodesDeleted.add(lock.toString());
+                    }
                 }
             }
             case REQUEST_RECORD -> t.sessionsByRequest.put((String) note.b, note.a);
@@ -499,6 +544,9 @@ final class LockFeed {
 
     private void apply(Transaction t) {
         lastZxid = Math.max(lastZxid, t.zxid);
+        if (overBudget) {
+            return; // the mirror is dropped; the next read of the cell starts it again
+        }
         List<WatchEvent> events;
         try {
             events = mirror.apply(t);
@@ -506,11 +554,50 @@ final class LockFeed {
             log.warn("watch: could not apply {}", t, e);
             events = List.of();
         }
+        mirrorBytes = mirror.estimatedBytes();
+        if (mirror.overBudget()) {
+            dropMirror(generation, "the mirror takes about " + mirrorBytes + " bytes of heap, more than its bound of "
+                    + maxBytes + " (watch-mirror-bytes)");
+            return;
+        }
+        List<String> exactAgain = mirror.drainCompleted();
         if (settled) {
             target.publish(t.zxid, events);
+            if (!exactAgain.isEmpty()) {
+                log.info("watch mirror: {} can be followed again (its queue is exact); the watches that cover it get a RESYNC",
+                        exactAgain.size() == 1 ? "lock " + exactAgain.get(0) : exactAgain.size() + " locks");
+                target.resyncCovering(t.zxid, exactAgain);
+            }
         } else {
             maybeSettle();
         }
+    }
+
+    /**
+     * The mirror is over its bound: drop it (its heap is freed), stop applying transactions, unsettle (watches wait;
+     * size hints say "unknown") and read the cell again after {@link #OVER_BUDGET_RETRY}.
+     */
+    private void dropMirror(int gen, String why) {
+        if (!overBudget) {
+            log.warn("watch mirror dropped: {}. Watches (GET /v1/watch, the console's events) wait and the cell gauges are "
+                    + "not refreshed until the cell fits again; locks, sessions and reads are served as usual. Reading "
+                    + "the cell again every {} s", why, OVER_BUDGET_RETRY.toSeconds());
+        }
+        overBudget = true;
+        mirror.clear();
+        mirrorBytes = 0;
+        open = null;
+        barrier = -1;
+        replay = null;
+        replayNotes = 0;
+        epoch++;
+        settled = false;
+        target.rebuilding();
+        clock.schedule(OVER_BUDGET_RETRY, () -> onHub(() -> {
+            if (gen == generation && !stopped.get()) {
+                rebuild();
+            }
+        }));
     }
 
     /**

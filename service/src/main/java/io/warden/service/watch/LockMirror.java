@@ -30,15 +30,84 @@ import java.util.TreeSet;
  * <p>After a rebuild from a full read ({@link #load}) the transactions that were already under way are replayed on
  * top; each lock remembers the zxid its read reflects ({@code pzxid}) and ignores older changes.
  *
- * <p>Concurrency: not thread-safe; confined to the watch hub's thread. Bounded by the cell's live locks and queue nodes
- * (the heap per held lock is measured by {@code MirrorSizeTest}; docs/operations.md, "Sizing").
+ * <p><b>Locks too large to read.</b> A lock the rebuild could not list (more entries than the gateway reads in one
+ * ZooKeeper reply) is loaded as a count: {@link MirroredLock#unlisted()} entries the mirror does not have. Its later
+ * changes are applied (creations are known nodes, deletions of nodes the mirror does not have count down), but none of
+ * its events are published, since who holds it is not known; its views say it is too large. When the last of the
+ * entries it did not have is gone (or its node is removed), its queue is exact again: the lock is named by
+ * {@link #drainCompleted()}, and the hub gives the watches that cover it a RESYNC. A lock whose node has children
+ * that are not queue nodes stays too large until the next rebuild.
+ *
+ * <p><b>Size.</b> {@link #estimatedBytes()} is the heap the mirror takes, estimated from its locks (with their names'
+ * lengths), queue nodes and sessions ({@link #estimate}; measured by {@code MirrorSizeTest}); {@link #overBudget()} once
+ * it passes {@code maxBytes} (watch-mirror-bytes). The feed then drops the mirror. Locks with at least
+ * {@code reportFrom} entries are also kept in {@link #large}, which other threads read ({@link #entriesIfLarge}).
+ *
+ * <p>Concurrency: not thread-safe; confined to the watch hub's thread, except {@link #large}, a concurrent map written
+ * on the hub's thread and read from any (bounded by the locks with at least {@code reportFrom} entries). Bounded by the
+ * cell's live locks and queue nodes, and by {@code maxBytes} through the feed (docs/operations.md, "Sizing").
  */
 final class LockMirror {
     /** A full read of the cell: per lock its queue and the pzxid of the read; the sessions with a lock-delay record. */
     record Snapshot(Map<String, LockRead> locks, Set<String> lockDelayed) {
     }
 
-    record LockRead(long pzxid, List<MirroredLock.Node> nodes) {
+    /**
+     * One lock as a full read found it: the pzxid the read reflects and its queue nodes; or, for a lock too large to
+     * list, no nodes and {@code unlisted} entries.
+     */
+    record LockRead(long pzxid, List<MirroredLock.Node> nodes, int unlisted) {
+        LockRead(long pzxid, List<MirroredLock.Node> nodes) {
+            this(pzxid, nodes, 0);
+        }
+    }
+
+    /*
+     * The heap the mirror takes, estimated (MirrorSizeTest measures it and checks the estimate against it): per lock its
+     * map entries, the lock and its sorted queue, plus its name (one byte a character: names are ASCII, and one String
+     * instance serves the map key, the lock and the session index); per queue node its entry, the node name (58
+     * characters), its record and the tree entry; per session with nodes its index entry and id.
+     */
+    static final int LOCK_BYTES = 260;
+    static final int NODE_BYTES = 250;
+    static final int SESSION_BYTES = 130;
+    /** An empty lock node in a full read (not reaped yet): only the read's zxid is kept for it, until the mirror settles. */
+    static final int READ_AT_BYTES = 100;
+
+    /** What a lock with this name, {@code nodes} queue nodes and {@code sessions} new sessions adds to the mirror. */
+    static long estimate(String name, int nodes, int sessions) {
+        return LOCK_BYTES + name.length() + (long) nodes * NODE_BYTES + (long) sessions * SESSION_BYTES;
+    }
+
+    private final int reportFrom;
+    private final long maxBytes;
+    /** Locks with at least {@code reportFrom} entries, with how many: read by other threads (see the class comment). */
+    private final Map<String, Integer> large = new java.util.concurrent.ConcurrentHashMap<>();
+    /** Locks too large to read, whose queue the mirror does not have whole. */
+    private final TreeSet<String> partial = new TreeSet<>();
+    /** Locks whose queue became exact again since the last {@link #drainCompleted()}. */
+    private final List<String> completed = new ArrayList<>();
+    /** Queue nodes held, over all locks, and the characters of the locks' names: for {@link #estimatedBytes()}. */
+    private long nodeCount;
+    private long nameChars;
+
+    /** A mirror with no bound and no report of large locks (tests). */
+    LockMirror() {
+        this(Integer.MAX_VALUE, 0);
+    }
+
+    /** A mirror with no bound (tests). */
+    LockMirror(int reportFrom) {
+        this(reportFrom, 0);
+    }
+
+    /**
+     * @param reportFrom locks with at least this many entries are kept in {@link #entriesIfLarge}
+     * @param maxBytes   the bound of {@link #overBudget()}, in estimated bytes; 0 for none
+     */
+    LockMirror(int reportFrom, long maxBytes) {
+        this.reportFrom = reportFrom;
+        this.maxBytes = maxBytes;
     }
 
     /** By name, sorted: a prefix's locks are one range (a RESYNC costs the locks it shows, not every lock). */
@@ -75,22 +144,92 @@ final class LockMirror {
 
     /** Replaces everything with a full read. */
     void load(Snapshot snapshot) {
+        clear();
+        lockDelayed.addAll(snapshot.lockDelayed());
+        for (Map.Entry<String, LockRead> e : snapshot.locks().entrySet()) {
+            String name = e.getKey();
+            LockRead read = e.getValue();
+            readAt.put(name, read.pzxid());
+            if (read.nodes().isEmpty() && read.unlisted() == 0) {
+                continue;
+            }
+            MirroredLock lock = new MirroredLock(name, read.unlisted());
+            for (MirroredLock.Node node : read.nodes()) {
+                lock.load(node);
+                index(node.sessionId(), name, 1);
+            }
+            locks.put(name, lock);
+            nameChars += name.length();
+            nodeCount += lock.nodeCount();
+            if (lock.partial()) {
+                partial.add(name);
+            }
+            report(name, lock);
+        }
+    }
+
+    /** Forgets everything (the mirror is dropped, or replaced by a full read). */
+    void clear() {
         locks.clear();
         readAt.clear();
         lockDelayed.clear();
         bySession.clear();
-        lockDelayed.addAll(snapshot.lockDelayed());
+        large.clear();
+        partial.clear();
+        completed.clear();
+        nodeCount = 0;
+        nameChars = 0;
+    }
+
+    /** The heap the mirror takes, estimated (see {@link #estimate}). O(1). */
+    long estimatedBytes() {
+        return (long) locks.size() * LOCK_BYTES + nameChars + nodeCount * NODE_BYTES + (long) bySession.size() * SESSION_BYTES;
+    }
+
+    /** What a full read would take once loaded, estimated (an upper bound on its sessions). */
+    static long estimatedBytes(Snapshot snapshot) {
+        long bytes = 0;
         for (Map.Entry<String, LockRead> e : snapshot.locks().entrySet()) {
-            readAt.put(e.getKey(), e.getValue().pzxid());
-            if (e.getValue().nodes().isEmpty()) {
-                continue;
-            }
-            MirroredLock lock = new MirroredLock(e.getKey());
-            for (MirroredLock.Node node : e.getValue().nodes()) {
-                lock.load(node);
-                index(node.sessionId(), e.getKey(), 1);
-            }
-            locks.put(e.getKey(), lock);
+            int nodes = e.getValue().nodes().size();
+            bytes += nodes == 0 && e.getValue().unlisted() == 0 ? READ_AT_BYTES : estimate(e.getKey(), nodes, nodes);
+        }
+        return bytes;
+    }
+
+    /** Whether the mirror takes more than its bound. */
+    boolean overBudget() {
+        return maxBytes > 0 && estimatedBytes() > maxBytes;
+    }
+
+    /**
+     * The lock's entries when it has at least {@code reportFrom} (as of the last transaction applied), else -1. Any
+     * thread.
+     */
+    int entriesIfLarge(String name) {
+        Integer n = large.get(name);
+        return n == null ? -1 : n;
+    }
+
+    int reportFrom() {
+        return reportFrom;
+    }
+
+    /** The locks whose queue became exact again (the last entry the mirror did not have is gone) since the last call. */
+    List<String> drainCompleted() {
+        if (completed.isEmpty()) {
+            return List.of();
+        }
+        List<String> out = List.copyOf(completed);
+        completed.clear();
+        return out;
+    }
+
+    private void report(String name, MirroredLock lock) {
+        int entries = lock == null ? 0 : lock.entries();
+        if (entries >= reportFrom) {
+            large.put(name, entries);
+        } else if (!large.isEmpty()) {
+            large.remove(name);
         }
     }
 
@@ -113,9 +252,12 @@ final class LockMirror {
                 if (change.created().isEmpty()) {
                     continue;
                 }
-                lock = new MirroredLock(name);
+                lock = new MirroredLock(name, 0);
                 locks.put(name, lock);
+                nameChars += name.length();
             }
+            boolean wasPartial = lock.partial();
+            int nodesBefore = lock.nodeCount();
             List<MirroredLock.Node> created = new ArrayList<>(change.created().size());
             for (QueueEntry entry : change.created()) {
                 // The token of a node is its czxid, the zxid of the transaction that created it, plus the token floor.
@@ -134,9 +276,30 @@ final class LockMirror {
                     }
                 }
             }
-            events.addAll(lockEvents);
+            nodeCount += lock.nodeCount() - nodesBefore;
+            if (!wasPartial) {
+                events.addAll(lockEvents);
+            } else if (!lock.partial()) {
+                // The last entry the mirror did not have is gone: exact again (its events resume after a RESYNC).
+                partial.remove(name);
+                completed.add(name);
+            }
             if (lock.isEmpty()) {
                 locks.remove(name);
+                nameChars -= name.length();
+            }
+            report(name, lock.isEmpty() ? null : lock);
+        }
+        for (String name : t.lockNodesDeleted) {
+            // A lock node goes only when it has no children: a lock the mirror did not have whole is now empty.
+            MirroredLock lock = locks.get(name);
+            if (lock != null && lock.partial() && t.zxid > readAt.getOrDefault(name, 0L)) {
+                nodeCount -= lock.nodeCount();
+                nameChars -= name.length();
+                locks.remove(name);
+                partial.remove(name);
+                completed.add(name);
+                report(name, null);
             }
         }
         // After the events: a deletion is judged by whether the lock-delay record existed before the transaction.
@@ -187,7 +350,7 @@ final class LockMirror {
         if (filter.name() != null) {
             MirroredLock l = locks.get(filter.name());
             if (filter.sessionId() != null) {
-                boolean involved = locksOf(filter.sessionId()).contains(filter.name());
+                boolean involved = locksOf(filter.sessionId()).contains(filter.name()) || partial.contains(filter.name());
                 return l != null && involved ? List.of(l.view(revision, lockDelayed::contains)) : List.of();
             }
             return List.of(l != null ? l.view(revision, lockDelayed::contains)
@@ -195,8 +358,11 @@ final class LockMirror {
         }
         List<LockView> views = new ArrayList<>();
         if (filter.sessionId() != null) {
-            // A session's own view: its locks only (bySession), however many locks the cell has.
-            for (String name : new TreeSet<>(locksOf(filter.sessionId()))) {
+            // A session's own view: its locks only (bySession), however many locks the cell has; and every lock too
+            // large to read that the filter covers, since the session may have entries there the mirror does not know.
+            TreeSet<String> names = new TreeSet<>(locksOf(filter.sessionId()));
+            names.addAll(partial);
+            for (String name : names) {
                 locksExamined++;
                 MirroredLock l = locks.get(name);
                 if (l != null && filter.matches(name)) {
@@ -223,10 +389,18 @@ final class LockMirror {
         long holds = 0;
         long nodes = 0;
         for (MirroredLock l : locks.values()) {
+            if (l.partial()) {
+                continue; // who holds it is not known: counted as a lock only
+            }
             holds += l.holderCount();
             nodes += l.nodeCount();
         }
         return new Counts(locks.size(), holds, nodes - holds);
+    }
+
+    /** Locks too large to read, whose queue the mirror does not have whole. */
+    int partialCount() {
+        return partial.size();
     }
 
     /** What {@link #counts()} returns. */

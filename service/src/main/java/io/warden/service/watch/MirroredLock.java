@@ -26,6 +26,11 @@ import java.util.function.Predicate;
  * notification: a request that only moved up through the queue in the middle of a transaction that also removed it is
  * not GRANTED.
  *
+ * <p>A lock the mirror's full read could not list (too large) starts with no queue and {@link #unlisted()} entries: the
+ * nodes it has are those created since; deletions of nodes it does not have count {@code unlisted} down. While that is
+ * above 0 ({@link #partial()}) who holds the lock is not known: its view says so, and {@link LockMirror} publishes none
+ * of its events.
+ *
  * <p>Concurrency: not thread-safe; confined to the watch hub's thread. Bounded by the lock's queue in ZooKeeper.
  */
 final class MirroredLock {
@@ -50,13 +55,31 @@ final class MirroredLock {
     private final TreeMap<QueueEntry, Node> queue = new TreeMap<>(LockQueue.order());
     /** How many entries at the head of {@link #queue} hold, as of the last change. */
     private int holding;
+    /** Entries of the lock that the mirror does not have (it could not list them); 0 when the queue is exact. */
+    private int unlisted;
 
-    MirroredLock(String name) {
+    /** @param unlisted entries the lock has that the mirror does not (a lock too large to list); 0 for none */
+    MirroredLock(String name, int unlisted) {
         this.name = name;
+        this.unlisted = unlisted;
     }
 
     boolean isEmpty() {
-        return queue.isEmpty();
+        return queue.isEmpty() && unlisted == 0;
+    }
+
+    /** Whether the mirror lacks some of this lock's entries (so who holds it is not known). */
+    boolean partial() {
+        return unlisted > 0;
+    }
+
+    int unlisted() {
+        return unlisted;
+    }
+
+    /** The lock's entries: those the mirror has and those it does not. */
+    int entries() {
+        return queue.size() + unlisted;
     }
 
     /** Loads a node without events (a rebuild from a full read). */
@@ -81,6 +104,8 @@ final class MirroredLock {
             Node gone = queue.remove(e);
             if (gone != null) {
                 removed.add(gone);
+            } else if (unlisted > 0) {
+                unlisted--; // one the full read did not list (a node made later would be in the queue)
             }
         }
         List<Node> added = new ArrayList<>(created.size());
@@ -117,6 +142,9 @@ final class MirroredLock {
 
     /** The lock's state, as {@code GET /v1/locks/{name}} shows it; {@code lockDelayed} marks lock-delayed holds. */
     LockView view(long revision, Predicate<String> lockDelayed) {
+        if (partial()) {
+            return LockView.tooLarge(name, entries(), revision);
+        }
         List<Holder> holders = new ArrayList<>(holding);
         List<Waiter> waiters = new ArrayList<>(queue.size() - holding);
         int i = 0;

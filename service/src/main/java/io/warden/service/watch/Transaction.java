@@ -47,6 +47,8 @@ final class Transaction {
     final Set<String> expiring = new HashSet<>();
     final List<String> lockDelaysCreated = new ArrayList<>(0);
     final List<String> lockDelaysDeleted = new ArrayList<>(0);
+    /** Locks whose node (not a queue node: the lock's own) this transaction deleted. */
+    final List<String> lockNodesDeleted = new ArrayList<>(0);
     /** Notifications gathered. */
     int notes;
 

@@ -1,6 +1,10 @@
 package io.warden.service.watch;
 
 import io.warden.service.api.WardenException;
+import io.warden.service.lock.QueueListing;
+import io.warden.service.lock.QueueSizes;
+import io.warden.service.metrics.WardenMetrics;
+import io.warden.service.zk.PacketLimit;
 import io.warden.service.time.Clock;
 import io.warden.service.zk.Zk;
 import org.slf4j.Logger;
@@ -54,6 +58,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * (max-sessions-per-gateway), at most {@link #WATCHES_PER_SESSION} per session. So a gateway's 10,000 watchers never
  * lock its SDK sessions out of learning that their holds ended, and no one session takes more than a few slots of its
  * pool.
+ *
+ * <p>The mirror also tells the lock engine how large queues are ({@link #queueSizes()}, a {@link QueueSizes}): locks with
+ * at least {@link Mirror#reportFrom} entries, while the mirror is exact (not during a rebuild). It is bounded by
+ * {@link Mirror#maxBytes} (watch-mirror-bytes; see {@link LockFeed}), and locks too large to read are kept as counts.
  */
 public final class WatchHub implements WatchSource, AutoCloseable {
     private static final Logger log = LoggerFactory.getLogger(WatchHub.class);
@@ -68,7 +76,9 @@ public final class WatchHub implements WatchSource, AutoCloseable {
 
     private final ScheduledExecutorService thread;
     private final Clock clock;
-    private final LockMirror mirror = new LockMirror();
+    private final LockMirror mirror;
+    /** Whether the mirror is exact now ({@link #ready}), for {@link #queueSizes()} on other threads. */
+    private volatile boolean exact;
     private final EventHistory history;
     private final LockFeed feed;
     private final Limits limits;
@@ -100,29 +110,78 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         public static final Limits DEFAULT = new Limits(MAX_WATCHES, 100_000);
     }
 
-    public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity) {
-        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING, Limits.DEFAULT);
+    /**
+     * The mirror: how its full reads list locks ({@code queues}: a lock too large to list is kept as a count), its bound
+     * in estimated bytes ({@code maxBytes}, 0 for none), and from how many entries on a lock's size is told to the engine
+     * ({@code reportFrom}).
+     */
+    public record Mirror(QueueListing queues, long maxBytes, int reportFrom) {
     }
 
-    public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, Limits limits) {
-        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING, limits);
+    public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity) {
+        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING, Limits.DEFAULT, defaultMirror(zk));
+    }
+
+    public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, Limits limits, Mirror mirror) {
+        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING, limits, mirror);
     }
 
     /** With the bound of notifications waiting for the hub's thread ({@code maxPending}; see {@link LockFeed}). */
     public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, int maxPending) {
-        this(zk, chroot, clock, gatewayId, historyCapacity, maxPending, Limits.DEFAULT);
+        this(zk, chroot, clock, gatewayId, historyCapacity, maxPending, Limits.DEFAULT, defaultMirror(zk));
     }
 
-    private WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, int maxPending, Limits limits) {
+    private static Mirror defaultMirror(Zk zk) {
+        QueueListing queues = new QueueListing(zk, new PacketLimit(PacketLimit.ZOOKEEPER_DEFAULT), WardenMetrics.noop());
+        return new Mirror(queues, 0, Integer.MAX_VALUE);
+    }
+
+    private WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, int maxPending, Limits limits,
+                     Mirror settings) {
         this.clock = clock;
         this.limits = limits;
         this.history = new EventHistory(historyCapacity);
+        this.mirror = new LockMirror(settings.reportFrom(), settings.maxBytes());
         this.thread = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "warden-watch");
             t.setDaemon(true);
             return t;
         });
-        this.feed = new LockFeed(zk, chroot, clock, thread, this, mirror, gatewayId, maxPending);
+        this.feed = new LockFeed(zk, chroot, clock, thread, this, mirror, gatewayId, maxPending, settings.queues(),
+                settings.maxBytes());
+    }
+
+    /**
+     * What the mirror knows of lock sizes, for the engine ({@link QueueListing#useSizes}): nothing while it is rebuilt or
+     * dropped; else the entries of every lock with at least {@link Mirror#reportFrom}, fewer for every other.
+     */
+    public QueueSizes queueSizes() {
+        return sizes;
+    }
+
+    private final QueueSizes sizes = new QueueSizes() {
+        @Override
+        public boolean mayHave(String name, int entries) {
+            if (!exact || entries < mirror.reportFrom()) {
+                return true;
+            }
+            return mirror.entriesIfLarge(name) >= entries;
+        }
+
+        @Override
+        public boolean knownToHave(String name, int entries) {
+            int known = exact ? mirror.entriesIfLarge(name) : -1;
+            return known >= 0 && known >= entries;
+        }
+    };
+
+    /** The watch mirror's estimated heap, in bytes (0 while dropped), and its bound (0: none). Any thread. */
+    public long mirrorBytes() {
+        return feed.mirrorBytes();
+    }
+
+    public long mirrorMaxBytes() {
+        return feed.maxBytes();
     }
 
     /**
@@ -321,11 +380,13 @@ public final class WatchHub implements WatchSource, AutoCloseable {
             resyncOnReady = true; // a rebuild after the first: changes may have been missed
         }
         ready = false;
+        exact = false;
     }
 
     /** From the feed: the mirror is exact as of {@code zxid} and events flow again. */
     void ready(long zxid) {
         ready = true;
+        exact = true;
         revision = zxid;
         history.reset(zxid);
         if (resyncOnReady) {
@@ -372,6 +433,30 @@ public final class WatchHub implements WatchSource, AutoCloseable {
             }
         }
         touched.clear();
+    }
+
+    /**
+     * From the feed, right after publishing {@code zxid}: the queues of {@code names} are exact again after a stretch in
+     * which the mirror could not follow them (too large to read), and their events were not published. The history
+     * starts again here (a resume from before could miss their changes), and every watch that may cover one of them
+     * gets a RESYNC.
+     */
+    void resyncCovering(long zxid, List<String> names) {
+        history.reset(zxid);
+        List<Sub> covering = new ArrayList<>();
+        forEachLive(sub -> {
+            for (String name : names) {
+                if (sub.filter.matches(name)) {
+                    covering.add(sub);
+                    return;
+                }
+            }
+        });
+        for (Sub sub : covering) {
+            if (!sub.sink.resync(new Resync(zxid, mirror.views(sub.filter, zxid)))) {
+                drop(sub);
+            }
+        }
     }
 
     private void drop(Sub sub) {

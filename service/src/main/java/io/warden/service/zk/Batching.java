@@ -1,7 +1,7 @@
 package io.warden.service.zk;
 
 /**
- * How {@link Zk} groups the gateway's ZooKeeper requests (docs/design.md, "Group commit"; decisions/0005). Calls that
+ * How {@link Zk} groups the gateway's ZooKeeper requests (docs/design.md, "Group commit"; decisions/0006). Calls that
  * arrive while {@code inFlight} batches of their kind are in flight wait and go together in the next one; nothing waits
  * otherwise, and there is no timer.
  *
@@ -41,6 +41,17 @@ public record Batching(boolean on, int maxOps, int maxBytes, int maxReads, int m
             throw new IllegalArgumentException("a batch of " + Math.max(maxBytes, maxReadBytes)
                     + " bytes comes too close to ZooKeeper's packet limit (jute.maxbuffer, 1 MiB by default); at most 524288");
         }
+    }
+
+    /**
+     * These bounds, each at most a quarter of {@code limit} (the client's {@code jute.maxbuffer}, zk-max-packet-bytes):
+     * a batch's reply is estimated from sizes seen up to {@link #sizeHintMs()} ago, and the locks in it may have grown
+     * since (by what the cell writes in that time), so the estimate keeps three quarters of the limit in reserve.
+     */
+    public Batching within(PacketLimit limit) {
+        int quarter = Math.max(1, limit.bytes() / 4);
+        return new Batching(on, maxOps, Math.min(maxBytes, quarter), maxReads, Math.min(maxReadBytes, quarter), sizeHintMs,
+                inFlight);
     }
 
     /** The same bounds with {@code n} batches of each kind in flight. */

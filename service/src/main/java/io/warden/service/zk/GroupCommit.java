@@ -26,7 +26,7 @@ import java.util.function.LongSupplier;
  * Group commit of the gateway's writes: every {@link Zk#multi} call comes here. A call that finds no batch in flight is
  * sent at once, alone; the calls that arrive while one is in flight go to ZooKeeper together in the next one, as a
  * single {@code multi}: one request, one proposal, one transaction log record, whatever the number of callers
- * (docs/design.md, "Group commit"; decisions/0005).
+ * (docs/design.md, "Group commit"; decisions/0006).
  *
  * <p>Each call is answered as if it had been sent alone:
  * <ul>

@@ -29,10 +29,12 @@ import java.util.concurrent.TimeUnit;
  * lock's queue alone may take most of that (10,000 waiters: about 620 KB). So a read joins a batch only when its lock
  * was read lately ({@link Batching#sizeHintMs()}, a second by default); its share of the batch is estimated at twice
  * what its queue's names took then, plus 1 KiB, and must be at most half of {@link Batching#maxReadBytes()} (256 KiB by
- * default, a quarter of the limit: so locks of up to about 63 KiB of names, some 1,000 entries), and all of a batch's
- * shares at most all of it. Any other read goes alone, at once. The hints are kept for at most {@value #MAX_HINTS}
- * locks (least recently used evicted; a miss only sends that read alone). A gateway whose client accepts smaller
- * replies needs a smaller {@code maxReadBytes}: a quarter of its limit.
+ * default, and never more than a quarter of the client's limit: {@link Batching#within}; so, by default, locks of up
+ * to about 63 KiB of names, some 1,000 entries), and all of a batch's shares at most all of it. Any other read goes
+ * alone, at once. The hints are kept for at most {@value #MAX_HINTS} locks (least recently used evicted; a miss only
+ * sends that read alone). A batch's reply can exceed its estimate only by what its locks grew within the hints' age
+ * (a second): bounded by what the whole cell writes in a second, well inside the three quarters of the limit kept in
+ * reserve.
  *
  * <p>When a read batch fails as a whole (the connection), each of its reads is sent again alone through Curator, which
  * retries it as it retries every read.

@@ -134,10 +134,12 @@ public final class ZkSecurity implements AutoCloseable {
 
     /**
      * A new client configuration for Curator's ZooKeeper handles: system properties as ZooKeeper reads them, then these
-     * settings over them.
+     * settings over them. {@code jute.maxbuffer}, the largest reply the client accepts, is {@code zk-max-packet-bytes}
+     * ({@link PacketLimit}): a reply over it would cost the gateway its connection.
      */
     public ZKClientConfig clientConfig() {
         ZKClientConfig c = new ZKClientConfig();
+        c.setProperty(ZKClientConfig.JUTE_MAXBUFFER, Integer.toString(config.zkMaxPacketBytes()));
         if (tls()) {
             c.setProperty(ZKClientConfig.SECURE_CLIENT, "true");
             c.setProperty(ZKClientConfig.ZOOKEEPER_CLIENT_CNXN_SOCKET, "org.apache.zookeeper.ClientCnxnSocketNetty");

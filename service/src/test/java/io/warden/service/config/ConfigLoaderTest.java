@@ -76,6 +76,7 @@ class ConfigLoaderTest {
             "--session-ttl-default-ms", "3000",
             "--max-requests-per-session=7",
             "--max-waiters-per-lock", "8",
+            "--max-entries-per-lock=12",
             "--max-sessions-per-gateway=9",
             "--lease-namespace", "leases-2",
             "--drain-timeout-ms=2500",
@@ -89,15 +90,17 @@ class ConfigLoaderTest {
             "--allowed-origins=https://ops.example.com:8443",
             "--max-connections-per-ip", "64",
             "--body-read-timeout-ms", "4000",
+            "--zk-max-packet-bytes", "2097152",
+            "--watch-mirror-bytes=16777216",
         };
         WardenConfig c = load(args);
         assertThat(c).isEqualTo(new WardenConfig("127.0.0.1", 8080, "zk1:2181,zk2:2181,[::1]:2182", "/cells/eu-1",
                 Path.of("/var/lib/warden"), 0, Duration.ofMillis(5000), Duration.ofMillis(800), Duration.ofMillis(1000),
-                Duration.ofMillis(60_000), Duration.ofMillis(3000), 7, 8, 9, "leases-2", Duration.ofMillis(2500), 1024,
+                Duration.ofMillis(60_000), Duration.ofMillis(3000), 7, 8, 12, 9, "leases-2", Duration.ofMillis(2500), 1024,
                 "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false, 10_000, 100_000, null, null, null, "cn",
                 java.util.List.of("warden.example.com", "*.cell.example.net", "10.0.0.7"),
                 java.util.List.of("https://ops.example.com:8443"), 64, Duration.ofMillis(4000),
-                null, null, null, null, true, null, null, "auto"));
+                null, null, null, null, true, null, null, "auto", 2 << 20, 16L << 20));
     }
 
     @Test
@@ -231,6 +234,11 @@ class ConfigLoaderTest {
         "max-requests-per-session | 1001          | a whole number 1-1000",
         "max-waiters-per-lock     | 10001         | a whole number 1-10000",
         "max-waiters-per-lock     | 2147483648    | a whole number 1-10000",
+        "max-entries-per-lock     | 0             | a whole number 1-10000",
+        "max-entries-per-lock     | 10001         | a whole number 1-10000",
+        "zk-max-packet-bytes      | 16383         | a whole number of bytes 16384-268435456",
+        "zk-max-packet-bytes      | 268435457     | a whole number of bytes 16384-268435456",
+        "watch-mirror-bytes       | 1048575       | 0 (automatic) or a whole number of bytes",
         "max-sessions-per-gateway | many          | a whole number 1-2147483647",
         "max-body-bytes           | -1            | a whole number 1-2147483647",
         "lease-namespace          | Default       | [a-z][a-z0-9-]{0,62}",
@@ -355,6 +363,21 @@ class ConfigLoaderTest {
         assertThat(e.setting()).isEqualTo("session-ttl-min-ms");
         assertThat(e.getMessage()).isEqualTo("session-ttl-min-ms 200000 (from env WARDEN_SESSION_TTL_MIN_MS) is greater"
                 + " than session-ttl-max-ms 120000 (from default): expected session-ttl-min-ms <= session-ttl-max-ms");
+    }
+
+    @Test
+    void maxEntriesPerLock_thatTheGatewayCouldNotList_isRejected_namingBothSettings() {
+        ConfigException e = failure("--zk-max-packet-bytes", "1048575");
+        assertThat(e.setting()).isEqualTo("max-entries-per-lock");
+        assertThat(e.getMessage()).isEqualTo("max-entries-per-lock 10000 (from default) is more than zk-max-packet-bytes "
+                + "1048575 (from flag --zk-max-packet-bytes) lets the gateway list (8439 entries: half the packet, 62 bytes "
+                + "an entry): expected zk-max-packet-bytes of at least 1242048, or a lower max-entries-per-lock");
+        // the same arithmetic as the gateway's (zk.PacketLimit)
+        assertThat(new io.warden.service.zk.PacketLimit(1048575).listable()).isEqualTo(8439);
+        assertThat(new io.warden.service.zk.PacketLimit(1242048).listable()).isEqualTo(10_000);
+        assertThat(load("--zk-max-packet-bytes", "1048575", "--max-entries-per-lock", "8439").maxEntriesPerLock())
+                .isEqualTo(8439);
+        assertThat(load("--zk-max-packet-bytes", "1242048").maxEntriesPerLock()).isEqualTo(10_000);
     }
 
     @ParameterizedTest

@@ -244,4 +244,55 @@ class LockMirrorTest {
         assertThat(WatchFilter.of(null, "ns/in").matches("ns/invoice-1")).isTrue();
         assertThat(WatchFilter.of(null, "ns/in").matches("ns/a/invoice")).isFalse();
     }
+
+    /**
+     * Issue 20, finding 1: a lock whose queue the mirror's full read could not list (too many entries for one ZooKeeper
+     * reply) is loaded as a count. Who holds it is not known, so none of its events are published and its view says it
+     * is too large; a session's view shows it too (the session may have entries there). Deletions of entries the mirror
+     * did not have count down; once the last is gone the queue is exact again, the lock is named as such, and its events
+     * flow.
+     */
+    @Test
+    void aLockReadAsTooLarge_publishesNothing_untilTheEntriesItDidNotListAreGone() {
+        LockMirror m = new LockMirror(3);
+        QueueEntry old1 = entry("old1", Mode.SHARED, 1);
+        QueueEntry old2 = entry("old2", Mode.SHARED, 2);
+        m.load(new LockMirror.Snapshot(Map.of(LOCK, new LockMirror.LockRead(5, List.of(), 2)), Set.of()));
+        assertThat(m.entriesIfLarge(LOCK)).isEqualTo(-1); // 2 entries: below the report threshold of 3
+        assertThat(m.views(WatchFilter.name(io.warden.service.api.LockName.parse(LOCK)), 5))
+                .singleElement().satisfies(v -> {
+                    assertThat(v.tooLarge()).isTrue();
+                    assertThat(v.tooLargeEntries()).isEqualTo(2);
+                    assertThat(v.mode()).isNull();
+                });
+        assertThat(m.views(WatchFilter.of(null, null, "nobody"), 5)).extracting(io.warden.service.api.LockView::name)
+                .containsExactly(LOCK);
+
+        QueueEntry late = entry("late", Mode.EXCLUSIVE, 3);
+        assertThat(m.apply(txn(6, Map.of(late, "s")))).as("who holds it is not known").isEmpty();
+        assertThat(m.entriesIfLarge(LOCK)).isEqualTo(3);
+        assertThat(m.apply(txn(7, Map.of(), old1.node()))).isEmpty();
+        assertThat(m.drainCompleted()).isEmpty();
+        assertThat(m.apply(txn(8, Map.of(), old2.node()))).as("the transaction that completes it publishes nothing").isEmpty();
+        assertThat(m.drainCompleted()).containsExactly(LOCK);
+        assertThat(m.views(WatchFilter.name(io.warden.service.api.LockName.parse(LOCK)), 8)).singleElement().satisfies(v -> {
+            assertThat(v.tooLarge()).isFalse();
+            assertThat(v.mode()).isEqualTo(io.warden.service.api.LockView.LockMode.EXCLUSIVE);
+            assertThat(v.holders()).extracting(h -> h.sessionId()).containsExactly("s");
+        });
+        assertThat(types(m.apply(txn(9, Map.of(), late.node())))).containsExactly(WatchEvent.Type.RELEASED);
+        assertThat(m.lockCount()).isZero();
+    }
+
+    /** A too-large lock whose node is removed (only when it has no children left) is gone, and exact again. */
+    @Test
+    void aLockReadAsTooLarge_whoseNodeIsRemoved_isGone() {
+        LockMirror m = new LockMirror();
+        m.load(new LockMirror.Snapshot(Map.of(LOCK, new LockMirror.LockRead(5, List.of(), 7)), Set.of()));
+        Transaction reaped = new Transaction(9);
+        reaped.lockNodesDeleted.add(LOCK);
+        assertThat(m.apply(reaped)).isEmpty();
+        assertThat(m.drainCompleted()).containsExactly(LOCK);
+        assertThat(m.lockCount()).isZero();
+    }
 }

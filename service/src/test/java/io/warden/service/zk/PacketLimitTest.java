@@ -39,7 +39,6 @@ class PacketLimitTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        System.clearProperty("jute.maxbuffer");
         fx.close();
     }
 
@@ -56,8 +55,8 @@ class PacketLimitTest {
             fx.curator.create().creatingParentsIfNeeded().forPath(CellPaths.session(id), record);
         }
 
-        System.setProperty("jute.maxbuffer", "40000"); // read by every ZooKeeper client made from now on
-        Gateway g = fx.gateway();
+        // The gateway's client takes replies of at most 40,000 bytes (zk-max-packet-bytes, its jute.maxbuffer).
+        Gateway g = fx.gateway(fx.config().withZkMaxPacketBytes(40_000).withMaxEntriesPerLock(300));
         await("every orphan adopted", () -> g.trackedSessions() == SESSIONS);
 
         List<String> holders = new ArrayList<>();

@@ -54,7 +54,6 @@ class ScaleTest {
 
     @AfterEach
     void tearDown() throws Exception {
-        System.clearProperty("jute.maxbuffer");
         fx.close();
     }
 
@@ -67,10 +66,10 @@ class ScaleTest {
         System.out.printf("scale: wrote %,d sessions and %,d locks in %d s; ZooKeeper's data tree ≈ %,d MB of heap%n",
                 SESSIONS, LOCKS, seconds(t0), heapZk >> 20);
 
-        System.setProperty("jute.maxbuffer", Integer.toString(512 * 1024)); // any reply over 512 KiB fails the call
+        // any reply over 512 KiB fails the call (zk-max-packet-bytes: the gateway client's jute.maxbuffer)
         long heap1 = usedHeapAfterGc();
         long t1 = System.nanoTime();
-        Gateway g = fx.gateway();
+        Gateway g = fx.gateway(fx.config().withZkMaxPacketBytes(512 * 1024).withMaxEntriesPerLock(4_000));
         await("every orphan adopted", Duration.ofMinutes(10), () -> g.trackedSessions() == SESSIONS);
         System.out.printf("scale: gateway started and adopted %,d sessions in %d s%n", SESSIONS, seconds(t1));
 
