@@ -114,7 +114,7 @@ class WardenCliTest {
         fx.curator.create().creatingParentContainersIfNeeded().withMode(org.apache.zookeeper.CreateMode.CONTAINER).forPath(path);
         for (int i = 0; i < 400; i++) {
             fx.curator.create().withMode(org.apache.zookeeper.CreateMode.PERSISTENT_SEQUENTIAL).forPath(path + "/"
-                    + io.warden.service.lock.QueueEntry.prefix(java.util.UUID.randomUUID().toString(),
+                    + io.warden.service.queue.QueueEntry.prefix(java.util.UUID.randomUUID().toString(),
                     io.warden.service.api.Mode.SHARED));
         }
         Run ls = warden("ls", "--namespace", "big");

@@ -13,8 +13,8 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -151,7 +151,7 @@ class ForceReleaseTest {
             String lockPath = io.warden.service.support.WardenFixture.lockPath(NAME);
             for (int i = 0; i < 400; i++) {
                 cell.fx.curator.create().withMode(org.apache.zookeeper.CreateMode.PERSISTENT_SEQUENTIAL).forPath(lockPath
-                        + "/" + io.warden.service.lock.QueueEntry.prefix(java.util.UUID.randomUUID().toString(),
+                        + "/" + io.warden.service.queue.QueueEntry.prefix(java.util.UUID.randomUUID().toString(),
                         io.warden.service.api.Mode.SHARED));
             }
             Gateway g2 = cell.gateway(cell.config().withZkMaxPacketBytes(20_000).withMaxEntriesPerLock(100));

@@ -2,19 +2,19 @@ package io.warden.service;
 
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
-import io.warden.service.api.Warden;
 import io.warden.console.ConsoleSettings;
 import io.warden.console.WardenConsole;
-import io.warden.service.config.WardenConfig;
-import io.warden.service.console.ConsoleBridge;
+import io.warden.service.api.Warden;
 import io.warden.service.auth.Authenticator;
 import io.warden.service.cell.CellGuard;
+import io.warden.service.config.WardenConfig;
+import io.warden.service.console.ConsoleBridge;
 import io.warden.service.http.HttpApi;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
-import io.warden.service.lock.QueueListing;
 import io.warden.service.metrics.ProcessMetrics;
 import io.warden.service.metrics.WardenMetrics;
+import io.warden.service.queue.QueueListing;
 import io.warden.service.session.Owner;
 import io.warden.service.session.SessionManager;
 import io.warden.service.time.Clock;
@@ -94,7 +94,7 @@ public final class Gateway implements AutoCloseable {
     /** The periodic adoption pass reads every record at least this often even when no gateway came or went. */
     static final Duration FULL_PASS_EVERY = Duration.ofMinutes(10);
 
-    private Gateway(WardenConfig config, Clock clock, SystemClock ownedClock) {
+    private Gateway(WardenConfig config, Clock clock, SystemClock ownedClock, Rules rules) {
         this.config = config;
         this.clock = clock;
         this.ownedClock = ownedClock;
@@ -128,10 +128,10 @@ public final class Gateway implements AutoCloseable {
         this.cell = new CellGuard(zk, config.chroot(), config.dataDir(), clock, gatewayId, registry);
         QueueListing queues = new QueueListing(zk, packet, metrics);
         this.engine = new LockEngine(zk, clock, metrics, queues, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
-                config.maxEntriesPerLock(), config.maxRequestsPerPrincipal(), cell.tokens());
-        this.sessions = new SessionManager(zk, clock, metrics, engine, Owner.newIncarnation(gatewayId), config.sessionTtlMin(),
-                config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(), config.maxSessionsPerPrincipal(),
-                SessionManager.vouchBound(config.zkSessionTimeout()));
+                config.maxEntriesPerLock(), config.maxRequestsPerPrincipal(), cell.tokens(), rules.grants());
+        this.sessions = new SessionManager(zk, clock, metrics, engine, queues, Owner.newIncarnation(gatewayId),
+                config.sessionTtlMin(), config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(),
+                config.maxSessionsPerPrincipal(), SessionManager.vouchBound(config.zkSessionTimeout()), rules.expiry());
         sessions.guardedBy(cell.tokens(), cell::serving);
         this.lister = new LockLister(zk, engine, clock);
         this.warden = new WardenService(engine, sessions, lister, this::ready, cell::whenServing, cell::refusal);
@@ -140,7 +140,8 @@ public final class Gateway implements AutoCloseable {
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
         this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY,
                 new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()),
-                new WatchHub.Mirror(queues, mirrorBytes(config), Math.min(config.maxEntriesPerLock(), packet.listable() / 2)));
+                new WatchHub.Mirror(queues, mirrorBytes(config), Math.min(config.maxEntriesPerLock(), packet.listable() / 2)),
+                rules.resume());
         queues.useSizes(watches.queueSizes());
         WatchHub hub = this.watches;
         io.micrometer.core.instrument.Gauge.builder("warden.watch.mirror.bytes", hub, WatchHub::mirrorBytes)
@@ -212,19 +213,28 @@ public final class Gateway implements AutoCloseable {
     /** Connects to {@code config.zkConnect()} (must be set), registers the gateway and serves HTTP on {@code config.httpPort()} (0 = any free port). */
     public static Gateway start(WardenConfig config) {
         SystemClock clock = new SystemClock("warden-timer");
-        return start(config, clock, clock);
+        return start(config, clock, clock, Rules.CONTRACT);
     }
 
     /** Same, with an injected clock (tests). */
     public static Gateway start(WardenConfig config, Clock clock) {
-        return start(config, clock, null);
+        return start(config, clock, null, Rules.CONTRACT);
     }
 
-    private static Gateway start(WardenConfig config, Clock clock, SystemClock owned) {
+    /**
+     * Same, with the rules its engine, sessions and watches follow: {@link Rules#CONTRACT} everywhere but in the proof
+     * suite, which builds gateways that break one on purpose to show its checkers failing.
+     */
+    public static Gateway start(WardenConfig config, Rules rules) {
+        SystemClock clock = new SystemClock("warden-timer");
+        return start(config, clock, clock, rules);
+    }
+
+    private static Gateway start(WardenConfig config, Clock clock, SystemClock owned, Rules rules) {
         if (config.zkConnect() == null || config.zkConnect().isBlank()) {
             throw new IllegalArgumentException("no ZooKeeper connect string (--zk)");
         }
-        Gateway g = new Gateway(config, clock, owned);
+        Gateway g = new Gateway(config, clock, owned, rules);
         try {
             g.begin();
             return g;
@@ -301,7 +311,6 @@ public final class Gateway implements AutoCloseable {
         advertise();
         log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {}; {})", gatewayId, http.port(), config.zkConnect(),
                 config.chroot(), zkSecurity.describe());
-        TestFault.warnIfActive(gatewayId);
     }
 
     /**

@@ -36,14 +36,14 @@ public final class Main {
         if (args.length > 0 && args[0].equals("token-floor")) {
             // The operator's command for the token floor (docs/operations.md, "Recovering from a rolled-back ensemble").
             System.exit(io.warden.service.cell.FloorCommand.run(java.util.List.of(args).subList(1, args.length),
-                    ConfigLoader.fromSystemEnvironment(), System.out, System.err));
+                    Settings.loader(), System.out, System.err));
             return;
         }
         if (ConfigLoader.helpRequested(args)) {
             System.out.print(ConfigLoader.usage());
             return;
         }
-        ConfigLoader loader = ConfigLoader.fromSystemEnvironment();
+        ConfigLoader loader = Settings.loader();
         WardenConfig config;
         try {
             config = loader.load(args);

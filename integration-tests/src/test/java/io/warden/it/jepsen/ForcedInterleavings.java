@@ -5,9 +5,9 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.warden.it.jepsen.MutexWorkload.Tracked;
 import io.warden.it.support.Await;
-import io.warden.it.support.WardenClient;
 import io.warden.it.support.WardenClient.ProblemException;
 import io.warden.it.support.WardenClient.SessionNotFoundException;
+import io.warden.it.support.WardenClient;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.URI;
@@ -24,7 +24,7 @@ import java.util.concurrent.TimeUnit;
 
 /**
  * The interleavings the workload drives on purpose before its random part: for each deliberate bug of the gateways
- * ({@code TestFault}), the exact sequence of calls that bug needs to show in its checker, each step taken only once the
+ * ({@link BrokenGateway}), the exact sequence of calls that bug needs to show in its checker, each step taken only once the
  * one before it is observed (a grant answered, a request seen in the queue, an event seen by a watch), never after a
  * guessed delay. A correct cell passes the same sequences, which is why the runs against correct gateways drive every
  * one of them too.

@@ -47,7 +47,7 @@ final class JepsenCell implements AutoCloseable {
     }
 
     /**
-     * Starts everything and waits for a quorum and ready gateways; {@code fault}: a TestFault name, or null;
+     * Starts everything and waits for a quorum and ready gateways; {@code fault}: a {@link BrokenGateway} bug's name, or null;
      * {@code smallLocks}: the gateways' small limits of a lock's size, for {@link LockPile}.
      */
     static JepsenCell start(String run, int gatewayCount, String fault, boolean smallLocks) {
@@ -81,15 +81,17 @@ final class JepsenCell implements AutoCloseable {
         List<String> jvm = new ArrayList<>(List.of("-Xms64m", "-Xmx384m", "-Dlogback.configurationFile="
                 + launcher.logbackConfig("gateway", "INFO", Map.of("io.warden", "DEBUG", "org.apache.zookeeper", "WARN",
                 "org.eclipse.jetty", "WARN"))));
-        if (fault != null) {
-            jvm.add("-Dwarden.test.fault=" + fault);
-        }
         String id = "gw" + (g + 1) + (restarts[g] == 0 ? "" : "-r" + restarts[g]);
         // Small limits, so that a pile of a few hundred entries does what tens of thousands do at the defaults
         // (LockPile): the gateways list locks of up to 379 entries and admit 200.
         List<String> args = !smallLocks ? List.of() : List.of("--zk-max-packet-bytes",
                 Integer.toString(LockPile.PACKET_BYTES), "--max-entries-per-lock", Integer.toString(LockPile.MAX_ENTRIES));
-        return GatewayProcess.start(launcher, id, String.join(",", hosts), ZK_SESSION_TIMEOUT_MS, jvm, args);
+        if (fault == null) {
+            return GatewayProcess.start(launcher, id, String.join(",", hosts), ZK_SESSION_TIMEOUT_MS, jvm, args);
+        }
+        jvm.add("-D" + BrokenGateway.PROPERTY + "=" + fault);
+        return GatewayProcess.start(launcher, id, String.join(",", hosts), ZK_SESSION_TIMEOUT_MS, jvm, args,
+                BrokenGateway.class.getName());
     }
 
     int gatewayCount() {

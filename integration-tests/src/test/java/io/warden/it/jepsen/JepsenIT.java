@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Timeout;
 /**
  * The proof suite's short form (issue 11), run by {@code mvn verify}: a fixed seed and a random one (printed, and in
  * the report: {@code -Djepsen.seed=N} runs it again), every nemesis, against the gateways as built; then each checker
- * shown failing against gateways with a deliberate bug ({@code -Dwarden.test.fault}). Reports in
+ * shown failing against gateways with a deliberate bug ({@link BrokenGateway}). Reports in
  * {@code integration-tests/target/it-logs/jepsen-*}/report.md.
  *
  * <p>Each deliberate bug is shown by construction, not by luck: before its random part the workload drives the

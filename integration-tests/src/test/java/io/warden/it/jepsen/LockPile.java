@@ -6,7 +6,7 @@ import io.warden.it.support.Await;
 import io.warden.it.support.GatewayProcess;
 import io.warden.service.api.LockName;
 import io.warden.service.api.Mode;
-import io.warden.service.lock.QueueEntry;
+import io.warden.service.queue.QueueEntry;
 import io.warden.service.zk.CellPaths;
 import java.io.IOException;
 import java.net.URI;

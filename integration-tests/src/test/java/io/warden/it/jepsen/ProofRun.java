@@ -36,7 +36,7 @@ import java.util.stream.Collectors;
  */
 final class ProofRun {
     /**
-     * What a run is given. {@code fault}: a deliberate bug of the gateways ({@code TestFault}), or null; {@code forced}:
+     * What a run is given. {@code fault}: a deliberate bug of the gateways ({@link BrokenGateway}), or null; {@code forced}:
      * the {@link ForcedInterleavings} the workload drives before its random part of {@code duration}.
      */
     record Plan(String run, long seed, Duration duration, List<Nemesis.Kind> nemeses, String fault, long ttlMs,

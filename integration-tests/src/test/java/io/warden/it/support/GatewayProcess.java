@@ -63,6 +63,15 @@ public final class GatewayProcess implements AutoCloseable {
      */
     public static GatewayProcess start(JavaLauncher launcher, String gatewayId, String zkConnect,
                                        long zkSessionTimeoutMs, List<String> jvmArgs, List<String> extraArgs) {
+        return start(launcher, gatewayId, zkConnect, zkSessionTimeoutMs, jvmArgs, extraArgs, null);
+    }
+
+    /**
+     * As above; with a {@code mainClass} (on this JVM's classpath) other than the service jar's, which is given the same
+     * arguments (null: the service jar). The proof suite starts its deliberately broken gateways so.
+     */
+    public static GatewayProcess start(JavaLauncher launcher, String gatewayId, String zkConnect, long zkSessionTimeoutMs,
+                                       List<String> jvmArgs, List<String> extraArgs, String mainClass) {
         int port = LoopbackPorts.free();
         List<String> args = new ArrayList<>(List.of(
                 "--zk", zkConnect,
@@ -76,7 +85,8 @@ public final class GatewayProcess implements AutoCloseable {
             // under a new id starts without one, as on a new host.
             args.addAll(List.of("--data-dir", launcher.logDir().resolve(gatewayId + "-data").toString()));
         }
-        ChildProcess process = launcher.startJar(gatewayId, jvmArgs, serviceJar(), args);
+        ChildProcess process = mainClass == null ? launcher.startJar(gatewayId, jvmArgs, serviceJar(), args)
+                : launcher.startMain(gatewayId, jvmArgs, mainClass, args);
         return new GatewayProcess(gatewayId, port, process);
     }
 

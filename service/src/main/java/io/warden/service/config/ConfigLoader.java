@@ -5,7 +5,6 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.dataformat.yaml.YAMLMapper;
-import org.apache.commons.text.similarity.LevenshteinDistance;
 import java.io.IOException;
 import java.nio.file.AccessDeniedException;
 import java.nio.file.Files;
@@ -21,6 +20,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.commons.text.similarity.LevenshteinDistance;
 
 /**
  * Builds a {@link WardenConfig} from command-line flags, environment variables and a YAML file.
@@ -50,10 +50,59 @@ public final class ConfigLoader {
     private static final int MAX_SHOWN_VALUE = 60;
 
     private final Map<String, String> env;
+    /** Checks of what settings name (see {@link #checking}). */
+    private final FileChecks fileChecks;
 
     /** @param env the environment to read, e.g. {@code System.getenv()}; tests pass their own map */
     public ConfigLoader(Map<String, String> env) {
-        this.env = Map.copyOf(Objects.requireNonNull(env, "env"));
+        this(Map.copyOf(Objects.requireNonNull(env, "env")), FileChecks.NONE);
+    }
+
+    private ConfigLoader(Map<String, String> env, FileChecks fileChecks) {
+        this.env = env;
+        this.fileChecks = fileChecks;
+    }
+
+    /**
+     * A check of what settings name — that a certificate parses, a key store opens, a password or auth file reads —
+     * made by the part of the gateway that will read it. Settings are plain values and this package knows no TLS,
+     * ZooKeeper or auth code, so the gateway's entry point registers the checks ({@code io.warden.service.Settings});
+     * a loader without them checks the values alone.
+     */
+    @FunctionalInterface
+    public interface FileCheck {
+        /** @throws IllegalArgumentException saying what is wrong */
+        void check(WardenConfig config);
+    }
+
+    /**
+     * The checks of what settings name; each may be null (not checked).
+     *
+     * @param tls        the HTTPS certificate, key and client CA (run when tls-cert is set; errors are tls-cert's)
+     * @param zkPassword the ZooKeeper SASL password file (errors are zk-sasl-password-file's)
+     * @param zkStores   the ZooKeeper TLS key and trust stores (errors are zk-tls-truststore's)
+     * @param authFile   the auth file (run when auth-file is set; errors are auth-file's)
+     */
+    public record FileChecks(FileCheck tls, FileCheck zkPassword, FileCheck zkStores, FileCheck authFile) {
+        static final FileChecks NONE = new FileChecks(null, null, null, null);
+    }
+
+    /** This loader, also running {@code checks} when settings are loaded. */
+    public ConfigLoader checking(FileChecks checks) {
+        return new ConfigLoader(env, Objects.requireNonNull(checks, "checks"));
+    }
+
+    /** Runs {@code check}, if any; its error becomes {@code setting}'s, as {@code message} says. */
+    private static void runCheck(FileCheck check, Setting setting, WardenConfig c,
+                                 java.util.function.UnaryOperator<String> message) {
+        if (check == null) {
+            return;
+        }
+        try {
+            check.check(c);
+        } catch (IllegalArgumentException e) {
+            throw new ConfigException(setting.key(), message.apply(e.getMessage()));
+        }
     }
 
     /** A loader reading this process's environment. */
@@ -307,7 +356,7 @@ public final class ConfigLoader {
     }
 
     /** The rules that tie settings together; each names every setting involved and where it came from. */
-    private static void checkConsistency(WardenConfig c, Map<Setting, String> sources) {
+    private void checkConsistency(WardenConfig c, Map<Setting, String> sources) {
         Duration min = c.sessionTtlMin();
         Duration max = c.sessionTtlMax();
         Duration dflt = c.sessionTtlDefault();
@@ -347,23 +396,12 @@ public final class ConfigLoader {
                     + " needs tls-cert and tls-key: client certificates come only over HTTPS");
         }
         if (c.tlsCert() != null) {
-            try {
-                io.warden.service.http.Pem.keyStore(c.tlsCert(), c.tlsKey());
-                if (c.tlsClientCa() != null) {
-                    io.warden.service.http.Pem.trustStore(c.tlsClientCa());
-                }
-            } catch (IllegalArgumentException e) {
-                throw new ConfigException(Setting.TLS_CERT.key(), "TLS: " + e.getMessage());
-            }
+            runCheck(fileChecks.tls(), Setting.TLS_CERT, c, why -> "TLS: " + why);
         }
         checkZooKeeperSecurity(c, sources);
         if (c.authFile() != null) {
-            try {
-                io.warden.service.auth.AuthFile.read(c.authFile()); // a bad file stops start-up with its one line
-            } catch (io.warden.service.auth.AuthFileException e) {
-                throw new ConfigException(Setting.AUTH_FILE.key(), e.getMessage() + " (auth-file from "
-                        + sources.get(Setting.AUTH_FILE) + ")");
-            }
+            // a bad file stops start-up with its one line
+            runCheck(fileChecks.authFile(), Setting.AUTH_FILE, c, why -> why + " (auth-file from " + sources.get(Setting.AUTH_FILE) + ")");
         } else if (c.metricsAuth()) {
             throw new ConfigException(Setting.METRICS_AUTH.key(), describe(Setting.METRICS_AUTH, c, sources)
                     + " needs auth-file: without principals there is nobody to let in");
@@ -371,7 +409,7 @@ public final class ConfigLoader {
     }
 
     /** The zk-tls-*, zk-sasl-* and zk-acl rules; the stores and the password file are read here, once. */
-    private static void checkZooKeeperSecurity(WardenConfig c, Map<Setting, String> sources) {
+    private void checkZooKeeperSecurity(WardenConfig c, Map<Setting, String> sources) {
         Setting[] remote = {Setting.ZK_TLS_TRUSTSTORE, Setting.ZK_TLS_KEYSTORE, Setting.ZK_SASL_USER};
         for (Setting s : remote) {
             if (s.get(c) != null && c.zkConnect() == null) {
@@ -384,16 +422,8 @@ public final class ConfigLoader {
         requires(c, sources, Setting.ZK_TLS_KEYSTORE_PASSWORD_FILE, Setting.ZK_TLS_KEYSTORE);
         requires(c, sources, Setting.ZK_SASL_USER, Setting.ZK_SASL_PASSWORD_FILE);
         requires(c, sources, Setting.ZK_SASL_PASSWORD_FILE, Setting.ZK_SASL_USER);
-        try {
-            io.warden.service.zk.ZkSecurity.checkPassword(c);
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException(Setting.ZK_SASL_PASSWORD_FILE.key(), e.getMessage());
-        }
-        try {
-            io.warden.service.zk.ZkSecurity.checkStores(c);
-        } catch (IllegalArgumentException e) {
-            throw new ConfigException(Setting.ZK_TLS_TRUSTSTORE.key(), e.getMessage());
-        }
+        runCheck(fileChecks.zkPassword(), Setting.ZK_SASL_PASSWORD_FILE, c, why -> why);
+        runCheck(fileChecks.zkStores(), Setting.ZK_TLS_TRUSTSTORE, c, why -> why);
     }
 
     private static void requires(WardenConfig c, Map<Setting, String> sources, Setting given, Setting needed) {

@@ -335,7 +335,7 @@ enum Setting {
                 + "sasl, x509; perms of crwda)") {
             @Override
             Object parse(String text) {
-                io.warden.service.zk.ZkSecurity.parseAcl(text, null); // auto needs no user to be valid
+                ZkAcl.parse(text, null); // auto needs no user to be valid
                 return text;
             }
         },

@@ -1,6 +1,8 @@
 package io.warden.service.lock;
 
 import io.warden.service.metrics.WardenMetrics;
+import io.warden.service.queue.QueueEntry;
+import io.warden.service.queue.QueueNodeData;
 import io.warden.service.time.Clock;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
@@ -46,7 +48,7 @@ import java.util.function.Predicate;
  * {@link #leave} once it is answered, so nothing of a finished call stays. Bounded by the held calls: one entry per
  * call, and one per node that some call waits for.
  *
- * @param <C> the call (the engine's {@code Waiting}), compared by identity
+ * @param <C> the call ({@link HeldCall}), compared by identity
  */
 final class BlockerWatches<C> {
     private static final Logger log = LoggerFactory.getLogger(BlockerWatches.class);

@@ -1,6 +1,7 @@
 package io.warden.service.lock;
 
 import io.warden.service.api.Mode;
+import io.warden.service.queue.QueueNodeData;
 
 /**
  * What a queue node says about its request, with its token (czxid plus the cell's token floor). {@code data} is null

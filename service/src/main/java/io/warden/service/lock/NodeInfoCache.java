@@ -1,5 +1,7 @@
 package io.warden.service.lock;
 
+import io.warden.service.queue.QueueEntry;
+import io.warden.service.queue.QueueNodeData;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException;
@@ -19,7 +21,7 @@ final class NodeInfoCache {
     static final int MAX_ENTRIES = 50_000;
     private final Zk zk;
     private final io.warden.service.cell.Tokens tokens;
-    private final java.util.Map<String, NodeInfo> cache = LockEngine.bounded(MAX_ENTRIES);
+    private final java.util.Map<String, NodeInfo> cache = Hints.bounded(MAX_ENTRIES);
 
     NodeInfoCache(Zk zk, io.warden.service.cell.Tokens tokens) {
         this.zk = zk;

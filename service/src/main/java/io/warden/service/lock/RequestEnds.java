@@ -1,9 +1,12 @@
 package io.warden.service.lock;
 
 import io.warden.service.api.WardenException;
-import io.warden.service.session.RequestRecord;
+import io.warden.service.queue.LockQueue;
+import io.warden.service.queue.QueueEntry;
+import io.warden.service.queue.QueueListing;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.RequestRecord;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.KeeperException.Code;
@@ -31,18 +34,20 @@ import java.util.concurrent.CompletableFuture;
  * request made through another gateway) and a cancel fail with {@link io.warden.service.api.LockTooLargeException}
  * (429), and the request stays; a release of a request made here needs no look-up.
  *
- * <p>Concurrency: {@link #made} is a concurrent map of at most {@link LockEngine#MAX_HINTS} entries (least recently
+ * <p>Concurrency: {@link #made} is a concurrent map of at most {@link Hints#PER_SESSION} entries (least recently
  * used evicted: a miss costs the look-up); nothing else is kept. Continuations run on Curator's event thread.
  */
 final class RequestEnds {
     private final Zk zk;
     private final NodeInfoCache nodes;
     private final Tombstones tombstones;
+    private final GrantRules rules;
     private final QueueListing queues;
     /** Requests made through this gateway, by (session, lock path, token): hints that save a release its reads. */
-    private final Map<String, QueueEntry> made = LockEngine.bounded(LockEngine.MAX_HINTS);
+    private final Map<String, QueueEntry> made = Hints.bounded(Hints.PER_SESSION);
 
-    RequestEnds(Zk zk, NodeInfoCache nodes, Tombstones tombstones, QueueListing queues) {
+    RequestEnds(Zk zk, NodeInfoCache nodes, Tombstones tombstones, QueueListing queues, GrantRules rules) {
+        this.rules = rules;
         this.zk = zk;
         this.nodes = nodes;
         this.tombstones = tombstones;
@@ -233,8 +238,7 @@ final class RequestEnds {
             return CompletableFuture.completedFuture(null);
         }
         QueueEntry e = candidates.get(i);
-        boolean anyOfMine = io.warden.service.TestFault.active(io.warden.service.TestFault.TOKEN_OF_LOCK);
-        return nodes.get(lockPath, e).thenCompose(info -> info != null && (info.token() == token || anyOfMine)
+        return nodes.get(lockPath, e).thenCompose(info -> info != null && rules.names(token, info.token())
                 ? CompletableFuture.completedFuture(e)
                 : matchToken(lockPath, candidates, token, i + 1));
     }

@@ -1,8 +1,8 @@
 package io.warden.service.lock;
 
-import io.warden.service.session.SessionRecord;
 import io.warden.service.time.Clock;
 import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.SessionRecord;
 import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException.Code;
 
@@ -35,7 +35,7 @@ import java.util.concurrent.CompletableFuture;
  * again (it makes nothing new; it was counted where it was made); sessions whose records name neither a principal nor
  * an address ({@link SessionRecord#UNKNOWN_OWNER}: written by gateways that predate auth files, or opened through the
  * Java API without them) are not counted at all; a session evicted from this map (more than
- * {@link LockEngine#MAX_HINTS} sessions with counted requests) stops counting its requests, which undercounts, never
+ * {@link Hints#PER_SESSION} sessions with counted requests) stops counting its requests, which undercounts, never
  * refuses wrongly.
  *
  * <p><b>Ends elsewhere</b>: a request made here may end where this gateway does not hear it (released or cancelled
@@ -47,7 +47,7 @@ import java.util.concurrent.CompletableFuture;
  * uncount one whose {@code multi} it raced. None of this is on the path of an acquire below the limit, nor of a release:
  * those cost no ZooKeeper request here.
  *
- * <p><b>Bounds</b>: {@link #sessions} holds at most {@link LockEngine#MAX_HINTS} sessions (least recently used evicted,
+ * <p><b>Bounds</b>: {@link #sessions} holds at most {@link Hints#PER_SESSION} sessions (least recently used evicted,
  * its requests uncounted); each session's set holds only requests counted against an owner, so at most
  * {@code max-requests-per-principal} per owner over all its sessions; {@link #owners} holds one entry per owner with a
  * counted or reserved request or a recount under way, so at most as many as the sessions plus the acquires in flight.
@@ -91,7 +91,7 @@ final class RequestQuotas {
     private final LinkedHashMap<String, SessionCount> sessions = new LinkedHashMap<>(16, 0.75f, true) {
         @Override
         protected boolean removeEldestEntry(Map.Entry<String, SessionCount> eldest) {
-            if (size() <= LockEngine.MAX_HINTS) {
+            if (size() <= Hints.PER_SESSION) {
                 return false;
             }
             uncount(eldest.getKey(), eldest.getValue());

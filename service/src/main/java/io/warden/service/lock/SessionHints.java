@@ -1,9 +1,9 @@
 package io.warden.service.lock;
 
 import io.warden.service.api.WardenException;
-import io.warden.service.session.SessionRecord;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.SessionRecord;
 import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException.Code;
 
@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  * the limit is reached, it is taken again from ZooKeeper ({@link #liveRequests}), so the limit never refuses a session
  * below it. A session whose requests are spread over several gateways is counted per gateway.
  *
- * <p>Concurrency: a concurrent map of at most {@link LockEngine#MAX_HINTS} sessions, least recently used evicted (a
+ * <p>Concurrency: a concurrent map of at most {@link Hints#PER_SESSION} sessions, least recently used evicted (a
  * miss costs one read of the session record); each hint's count is atomic.
  */
 final class SessionHints {
@@ -34,7 +34,7 @@ final class SessionHints {
 
     private final Zk zk;
     private final int maxRequestsPerSession;
-    private final Map<String, Hint> hints = LockEngine.bounded(LockEngine.MAX_HINTS);
+    private final Map<String, Hint> hints = Hints.bounded(Hints.PER_SESSION);
 
     SessionHints(Zk zk, int maxRequestsPerSession) {
         this.zk = zk;

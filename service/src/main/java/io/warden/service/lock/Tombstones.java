@@ -1,8 +1,8 @@
 package io.warden.service.lock;
 
-import io.warden.service.session.RequestRecord;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.RequestRecord;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;

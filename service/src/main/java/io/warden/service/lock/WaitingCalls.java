@@ -18,7 +18,7 @@ import java.util.concurrent.ConcurrentHashMap;
  * they return is a snapshot. Bounded by the calls the gateway holds open (each ends by its {@code wait_ms} timer at the
  * latest); a session has calls for at most {@code max-requests-per-session} requests, plus retries of those.
  *
- * @param <W> the call (the engine's {@code Waiting}); compared by identity or its own equals
+ * @param <W> the call ({@link HeldCall}); compared by identity or its own equals
  */
 final class WaitingCalls<W> {
     private final Map<String, Set<W>> bySession = new ConcurrentHashMap<>();

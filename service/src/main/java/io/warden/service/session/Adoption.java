@@ -2,6 +2,7 @@ package io.warden.service.session;
 
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.SessionRecord;
 import io.warden.service.zk.Zk;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -120,7 +121,7 @@ final class Adoption {
             }
             // Compare-and-set against the version just read: if the record changed meanwhile (a keepalive took the
             // session over elsewhere), it is not an orphan any more and this pass leaves it.
-            SessionRecord mine = rec.withOwner(owner);
+            SessionRecord mine = rec.withOwner(owner.gatewayId(), owner.incarnation());
             return zk.setData(path, Json.write(mine), ds.stat().getVersion()).handle((stat, err) -> {
                 if (err == null) {
                     return CompletableFuture.completedFuture(track(id, mine, stat.getVersion(), rec));

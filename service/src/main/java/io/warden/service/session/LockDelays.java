@@ -3,6 +3,7 @@ package io.warden.service.session;
 import io.warden.service.time.Clock;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.LockDelayRecord;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.KeeperException.Code;
@@ -113,7 +114,8 @@ final class LockDelays {
             if (rec == null || !orphaned.test(rec)) {
                 return CompletableFuture.completedFuture(Adoption.LEFT);
             }
-            return zk.setData(path, Json.write(rec.withOwner(owner)), ds.stat().getVersion()).handle((s, err) -> {
+            byte[] mine = Json.write(rec.withOwner(owner.gatewayId(), owner.incarnation()));
+            return zk.setData(path, mine, ds.stat().getVersion()).handle((s, err) -> {
                 if (err == null) {
                     schedule(id, rec.delayMs());
                     return CompletableFuture.completedFuture(Adoption.ADOPTED);

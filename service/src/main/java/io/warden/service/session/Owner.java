@@ -1,5 +1,7 @@
 package io.warden.service.session;
 
+import io.warden.service.zk.LockDelayRecord;
+import io.warden.service.zk.SessionRecord;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 

@@ -4,11 +4,12 @@ import io.warden.service.api.CloseResult;
 import io.warden.service.api.SessionGrant;
 import io.warden.service.api.SessionView;
 import io.warden.service.api.WardenException;
-import io.warden.service.lock.LockEngine;
 import io.warden.service.metrics.WardenMetrics;
+import io.warden.service.queue.QueueListing;
 import io.warden.service.time.Clock;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.SessionRecord;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
@@ -56,7 +57,7 @@ public final class SessionManager {
     private final Zk zk;
     private final Clock clock;
     private final WardenMetrics metrics;
-    private final LockEngine engine;
+    private final SessionListener listener;
     private final Owner owner;
     private final long ttlMinMs;
     private final long ttlMaxMs;
@@ -73,26 +74,28 @@ public final class SessionManager {
      * @param bound B (see {@link Vouching#bound}): how old the ZooKeeper response behind an acknowledged keepalive may
      *              be, and what a takeover or adoption adds to the TTL
      */
-    public SessionManager(Zk zk, Clock clock, WardenMetrics metrics, LockEngine engine, Owner owner,
-                          Duration ttlMin, Duration ttlMax, Duration ttlDefault, int maxSessions, Duration bound) {
-        this(zk, clock, metrics, engine, owner, ttlMin, ttlMax, ttlDefault, maxSessions, maxSessions, bound);
+    public SessionManager(Zk zk, Clock clock, WardenMetrics metrics, SessionListener listener, QueueListing queues,
+                          Owner owner, Duration ttlMin, Duration ttlMax, Duration ttlDefault, int maxSessions,
+                          Duration bound) {
+        this(zk, clock, metrics, listener, queues, owner, ttlMin, ttlMax, ttlDefault, maxSessions, maxSessions, bound,
+                ExpiryRule.CONTRACT);
     }
 
     /** @param maxPerOwner sessions one principal (in open mode one client address) may have tracked here */
-    public SessionManager(Zk zk, Clock clock, WardenMetrics metrics, LockEngine engine, Owner owner,
-                          Duration ttlMin, Duration ttlMax, Duration ttlDefault, int maxSessions, int maxPerOwner,
-                          Duration bound) {
+    public SessionManager(Zk zk, Clock clock, WardenMetrics metrics, SessionListener listener, QueueListing queues,
+                          Owner owner, Duration ttlMin, Duration ttlMax, Duration ttlDefault, int maxSessions,
+                          int maxPerOwner, Duration bound, ExpiryRule expiryRule) {
         this.zk = zk;
         this.clock = clock;
         this.metrics = metrics;
-        this.engine = engine;
+        this.listener = listener;
         this.owner = owner;
         this.ttlMinMs = ttlMin.toMillis();
         this.ttlMaxMs = ttlMax.toMillis();
         this.ttlDefaultMs = ttlDefault.toMillis();
-        this.requests = new SessionRequests(zk, engine.queues());
+        this.requests = new SessionRequests(zk, queues);
         this.lockDelays = new LockDelays(zk, clock, owner);
-        this.tracker = new Tracker(zk, clock, owner, engine, bound,
+        this.tracker = new Tracker(zk, clock, owner, listener, expiryRule, bound,
                 t -> new SessionExpiry(zk, metrics, owner, requests, lockDelays, t), new SessionQuotas(maxSessions, maxPerOwner));
         this.adoption = new Adoption(zk, owner, tracker, lockDelays);
         metrics.trackedSessions(tracker::size);
@@ -190,7 +193,7 @@ public final class SessionManager {
                         throw Zk.translate(err);
                     }
                     tracker.track(sessionId, record, stat.getVersion(), 0, true);
-                    engine.sessionOpened(sessionId, clientId, principal, quotaOwner);
+                    listener.sessionOpened(sessionId, clientId, principal, quotaOwner);
                     log.info("opened session {} for client {}{} (ttl {} ms, lock-delay {} ms)", sessionId, clientId,
                             principal == null ? "" : " of principal " + principal, ttl, lockDelayMs);
                     return new SessionGrant(sessionId, ttl, keepaliveInterval(ttl), lockDelayMs, stat.getCzxid());
@@ -270,7 +273,7 @@ public final class SessionManager {
             if (rec == null) {
                 throw WardenException.sessionNotFound(sessionId);
             }
-            SessionRecord mine = rec.withOwner(owner);
+            SessionRecord mine = rec.withOwner(owner.gatewayId(), owner.incarnation());
             if (newTtlMs != null) {
                 mine = mine.withTtl(newTtlMs);
             }

@@ -1,6 +1,7 @@
 package io.warden.service.session;
 
 import io.warden.service.api.WardenException;
+import io.warden.service.zk.SessionRecord;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 

@@ -2,21 +2,22 @@ package io.warden.service.session;
 
 import io.warden.service.api.LockName;
 import io.warden.service.api.Mode;
-import io.warden.service.lock.LockQueue;
-import io.warden.service.lock.QueueEntry;
-import io.warden.service.lock.QueueListing;
+import io.warden.service.queue.LockQueue;
+import io.warden.service.queue.QueueEntry;
+import io.warden.service.queue.QueueListing;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.RequestRecord;
 import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException.Code;
 
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.HashSet;
-import java.util.Set;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 /**

@@ -1,11 +1,10 @@
 package io.warden.service.session;
 
-import io.warden.service.TestFault;
 import io.warden.service.api.WardenException;
-import io.warden.service.lock.LockEngine;
 import io.warden.service.time.Clock;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.SessionRecord;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.KeeperException.Code;
@@ -51,7 +50,8 @@ final class Tracker {
     private final Zk zk;
     private final Clock clock;
     private final Owner owner;
-    private final LockEngine engine;
+    private final SessionListener listener;
+    private final ExpiryRule expiryRule;
     private final Vouching vouching;
     private final SessionExpiry expiry;
     private final Map<String, TrackedSession> tracked = new ConcurrentHashMap<>();
@@ -59,13 +59,14 @@ final class Tracker {
     /** The sessions counted against the gateway's and each owner's limits: every tracked one, and reserved places. */
     private final SessionQuotas quotas;
 
-    Tracker(Zk zk, Clock clock, Owner owner, LockEngine engine, Duration bound, SessionExpiry.Factory expiries,
+    Tracker(Zk zk, Clock clock, Owner owner, SessionListener listener, ExpiryRule expiryRule, Duration bound, SessionExpiry.Factory expiries,
             SessionQuotas quotas) {
         this.quotas = quotas;
         this.zk = zk;
         this.clock = clock;
         this.owner = owner;
-        this.engine = engine;
+        this.listener = listener;
+        this.expiryRule = expiryRule;
         this.vouching = new Vouching(zk, clock, bound, this::freshTtlForAll);
         this.expiry = expiries.create(this);
         zk.client().getConnectionStateListenable().addListener((c, state) -> {
@@ -166,7 +167,7 @@ final class Tracker {
             quotas.release(t.quotaOwner);
         }
         if (ended) {
-            engine.sessionEnded(t.id);
+            listener.sessionEnded(t.id);
         }
     }
 
@@ -175,7 +176,7 @@ final class Tracker {
         if (t != null) {
             untrack(t, ended);
         } else if (ended) {
-            engine.sessionEnded(id);
+            listener.sessionEnded(id);
         }
     }
 
@@ -386,10 +387,9 @@ final class Tracker {
         });
     }
 
-    /** A TTL in nanoseconds (halved only under the proof suite's deliberate bug, {@link TestFault#EXPIRE_AT_HALF_TTL}). */
-    private static long ttlNanos(long ttlMs) {
-        long nanos = Duration.ofMillis(ttlMs).toNanos();
-        return TestFault.active(TestFault.EXPIRE_AT_HALF_TTL) ? nanos / 2 : nanos;
+    /** How long after a keepalive a TTL of {@code ttlMs} runs out: the whole TTL ({@link ExpiryRule#CONTRACT}). */
+    private long ttlNanos(long ttlMs) {
+        return expiryRule.nanosAfterKeepalive(ttlMs);
     }
 
     // ------------------------------------------------------------------ expiry

@@ -1,7 +1,7 @@
 package io.warden.service.watch;
 
 import io.warden.service.api.LockName;
-import io.warden.service.lock.QueueEntry;
+import io.warden.service.queue.QueueEntry;
 import io.warden.service.time.Clock;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
@@ -171,7 +171,7 @@ final class LockFeed {
     private boolean overBudget;
 
     LockFeed(Zk zk, String chroot, Clock clock, ScheduledExecutorService hub, WatchHub target, LockMirror mirror,
-             String gatewayId, int maxPending, io.warden.service.lock.QueueListing queues, long maxBytes) {
+             String gatewayId, int maxPending, io.warden.service.queue.QueueListing queues, long maxBytes) {
         this.zk = zk;
         this.chroot = "/".equals(chroot) ? "" : chroot;
         this.clock = clock;

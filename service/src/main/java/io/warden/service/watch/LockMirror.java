@@ -2,7 +2,7 @@ package io.warden.service.watch;
 
 import io.warden.service.api.LockView;
 import io.warden.service.cell.Tokens;
-import io.warden.service.lock.QueueEntry;
+import io.warden.service.queue.QueueEntry;
 
 import java.util.ArrayList;
 import java.util.HashMap;

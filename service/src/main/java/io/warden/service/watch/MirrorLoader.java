@@ -1,9 +1,9 @@
 package io.warden.service.watch;
 
-import io.warden.service.lock.LockTree;
-import io.warden.service.lock.QueueEntry;
-import io.warden.service.lock.QueueListing;
-import io.warden.service.lock.QueueNodeData;
+import io.warden.service.queue.LockTree;
+import io.warden.service.queue.QueueEntry;
+import io.warden.service.queue.QueueListing;
+import io.warden.service.queue.QueueNodeData;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.Zk;

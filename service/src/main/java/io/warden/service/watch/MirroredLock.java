@@ -4,8 +4,8 @@ import io.warden.service.api.Holder;
 import io.warden.service.api.LockView;
 import io.warden.service.api.Mode;
 import io.warden.service.api.Waiter;
-import io.warden.service.lock.LockQueue;
-import io.warden.service.lock.QueueEntry;
+import io.warden.service.queue.LockQueue;
+import io.warden.service.queue.QueueEntry;
 
 import java.util.ArrayList;
 import java.util.Collection;

@@ -1,6 +1,6 @@
 package io.warden.service.watch;
 
-import io.warden.service.lock.QueueEntry;
+import io.warden.service.queue.QueueEntry;
 
 import java.util.ArrayList;
 import java.util.HashMap;

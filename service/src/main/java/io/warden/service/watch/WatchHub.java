@@ -1,11 +1,11 @@
 package io.warden.service.watch;
 
 import io.warden.service.api.WardenException;
-import io.warden.service.lock.QueueListing;
-import io.warden.service.lock.QueueSizes;
 import io.warden.service.metrics.WardenMetrics;
-import io.warden.service.zk.PacketLimit;
+import io.warden.service.queue.QueueListing;
+import io.warden.service.queue.QueueSizes;
 import io.warden.service.time.Clock;
+import io.warden.service.zk.PacketLimit;
 import io.warden.service.zk.Zk;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -15,8 +15,8 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.LinkedHashSet;
 import java.util.List;
-import java.util.Optional;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
@@ -75,6 +75,8 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     static final Duration HEARTBEAT = Duration.ofSeconds(15);
 
     private final ScheduledExecutorService thread;
+    /** Where a resumed watch starts. */
+    private final ResumeRule resume;
     private final Clock clock;
     private final LockMirror mirror;
     /** Whether the mirror is exact now ({@link #ready}), for {@link #queueSizes()} on other threads. */
@@ -119,16 +121,19 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     }
 
     public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity) {
-        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING, Limits.DEFAULT, defaultMirror(zk));
+        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING, Limits.DEFAULT, defaultMirror(zk),
+                ResumeRule.CONTRACT);
     }
 
-    public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, Limits limits, Mirror mirror) {
-        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING, limits, mirror);
+    /** @param resume where a resumed watch starts ({@link ResumeRule#CONTRACT} but in the proof suite's broken gateways) */
+    public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, Limits limits, Mirror mirror,
+                    ResumeRule resume) {
+        this(zk, chroot, clock, gatewayId, historyCapacity, LockFeed.DEFAULT_MAX_PENDING, limits, mirror, resume);
     }
 
     /** With the bound of notifications waiting for the hub's thread ({@code maxPending}; see {@link LockFeed}). */
     public WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, int maxPending) {
-        this(zk, chroot, clock, gatewayId, historyCapacity, maxPending, Limits.DEFAULT, defaultMirror(zk));
+        this(zk, chroot, clock, gatewayId, historyCapacity, maxPending, Limits.DEFAULT, defaultMirror(zk), ResumeRule.CONTRACT);
     }
 
     private static Mirror defaultMirror(Zk zk) {
@@ -137,8 +142,9 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     }
 
     private WatchHub(Zk zk, String chroot, Clock clock, String gatewayId, int historyCapacity, int maxPending, Limits limits,
-                     Mirror settings) {
+                     Mirror settings, ResumeRule resume) {
         this.clock = clock;
+        this.resume = resume;
         this.limits = limits;
         this.history = new EventHistory(historyCapacity);
         this.mirror = new LockMirror(settings.reportFrom(), settings.maxBytes());
@@ -345,17 +351,18 @@ public final class WatchHub implements WatchSource, AutoCloseable {
             parked.add(sub); // served when the mirror is ready
             return;
         }
-        if (sub.since != null && sub.since > revision && !caughtUp) {
+        Long since = resume.resumeAfter(sub.since);
+        if (since != null && since > revision && !caughtUp) {
             // Past this gateway's revision: maybe another gateway is a little ahead, maybe the revision is from a
             // restored or another ensemble. Catch up with ZooKeeper first, then decide.
             feed.catchUp(() -> activate(sub, true));
             return;
         }
-        if (sub.since != null && !io.warden.service.TestFault.active(io.warden.service.TestFault.RESUME_FROM_NOW)) {
+        if (since != null) {
             // Still past it after catching up: answered like a revision older than the history, with the current state.
-            Optional<List<EventHistory.Replay>> missed = sub.since > revision ? Optional.empty() : history.after(sub.since, sub.filter);
+            Optional<List<EventHistory.Replay>> missed = since > revision ? Optional.empty() : history.after(since, sub.filter);
             if (missed.isPresent()) {
-                sub.after = sub.since; // events at or before it come no more (another gateway may have been ahead)
+                sub.after = since; // events at or before it come no more (another gateway may have been ahead)
                 for (EventHistory.Replay r : missed.get()) {
                     deliveries.incrementAndGet();
                     if (!sub.sink.replay(r.batch(), r.selected())) {

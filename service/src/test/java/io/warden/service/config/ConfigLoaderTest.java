@@ -25,7 +25,7 @@ class ConfigLoaderTest {
     private final Map<String, String> env = new HashMap<>();
 
     private WardenConfig load(String... args) {
-        return new ConfigLoader(env).load(args);
+        return io.warden.service.Settings.loader(env).load(args);
     }
 
     private ConfigException failure(String... args) {

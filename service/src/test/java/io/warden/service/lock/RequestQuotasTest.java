@@ -2,8 +2,8 @@ package io.warden.service.lock;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.warden.service.session.SessionRecord;
 import io.warden.service.time.ManualClock;
+import io.warden.service.zk.SessionRecord;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 

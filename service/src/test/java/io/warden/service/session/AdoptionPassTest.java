@@ -4,6 +4,7 @@ import io.warden.service.Gateway;
 import io.warden.service.support.WardenFixture;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.SessionRecord;
 import org.apache.zookeeper.CreateMode;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;

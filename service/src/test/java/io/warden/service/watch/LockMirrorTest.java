@@ -3,7 +3,7 @@ package io.warden.service.watch;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warden.service.api.Mode;
-import io.warden.service.lock.QueueEntry;
+import io.warden.service.queue.QueueEntry;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;

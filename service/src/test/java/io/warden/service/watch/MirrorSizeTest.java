@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warden.service.api.LockName;
 import io.warden.service.api.Mode;
-import io.warden.service.lock.QueueEntry;
+import io.warden.service.queue.QueueEntry;
 import io.warden.service.zk.CellPaths;
 import java.util.UUID;
 import java.util.function.IntFunction;

@@ -24,29 +24,29 @@ class ZkSecurityTest {
 
     @Test
     void auto_isTheSaslIdentityAlone_withALogin_andOpenWithout() {
-        assertThat(ZkSecurity.parseAcl("auto", "warden")).containsExactly(new ACL(ZooDefs.Perms.ALL, new Id("sasl", "warden")));
-        assertThat(ZkSecurity.parseAcl("auto", null)).isEqualTo(ZooDefs.Ids.OPEN_ACL_UNSAFE);
-        assertThat(ZkSecurity.parseAcl("open", "warden")).isEqualTo(ZooDefs.Ids.OPEN_ACL_UNSAFE);
+        assertThat(io.warden.service.config.ZkAcl.parse("auto", "warden")).containsExactly(new ACL(ZooDefs.Perms.ALL, new Id("sasl", "warden")));
+        assertThat(io.warden.service.config.ZkAcl.parse("auto", null)).isEqualTo(ZooDefs.Ids.OPEN_ACL_UNSAFE);
+        assertThat(io.warden.service.config.ZkAcl.parse("open", "warden")).isEqualTo(ZooDefs.Ids.OPEN_ACL_UNSAFE);
     }
 
     @Test
     void aList_keepsTheCommasOfADistinguishedName_andTheColonsOfADigestId() {
-        assertThat(ZkSecurity.parseAcl("x509:CN=warden-gw,O=Example,C=DE:cdrwa, sasl:operator:r,digest:ops:abc=:rw", null))
+        assertThat(io.warden.service.config.ZkAcl.parse("x509:CN=warden-gw,O=Example,C=DE:cdrwa, sasl:operator:r,digest:ops:abc=:rw", null))
                 .containsExactly(new ACL(ZooDefs.Perms.ALL, new Id("x509", "CN=warden-gw,O=Example,C=DE")),
                         new ACL(ZooDefs.Perms.READ, new Id("sasl", "operator")),
                         new ACL(ZooDefs.Perms.READ | ZooDefs.Perms.WRITE, new Id("digest", "ops:abc=")));
-        assertThat(ZkSecurity.describeAcl(ZkSecurity.parseAcl("sasl:warden:cdrwa,ip:10.0.0.0/8:r", null)))
+        assertThat(ZkSecurity.describeAcl(io.warden.service.config.ZkAcl.parse("sasl:warden:cdrwa,ip:10.0.0.0/8:r", null)))
                 .isEqualTo("sasl:warden:cdrwa,ip:10.0.0.0/8:r");
     }
 
     @Test
     void aMalformedList_isRefused_sayingWhy() {
-        assertThatThrownBy(() -> ZkSecurity.parseAcl("sasl:warden", null)).hasMessageContaining("is not scheme:id:perms");
-        assertThatThrownBy(() -> ZkSecurity.parseAcl("kerberos:warden:cdrwa", null)).hasMessageContaining("unknown scheme kerberos");
-        assertThatThrownBy(() -> ZkSecurity.parseAcl("world:everyone:cdrwa", null)).hasMessageContaining("only id is anyone");
-        assertThatThrownBy(() -> ZkSecurity.parseAcl("sasl:warden:cdrwx", null)).hasMessageContaining("letters of crwda");
-        assertThatThrownBy(() -> ZkSecurity.parseAcl("sasl:warden:cc", null)).hasMessageContaining("each at most once");
-        assertThatThrownBy(() -> ZkSecurity.parseAcl("sasl:warden:r", null)).hasMessageContaining("no entry has all of cdrwa");
+        assertThatThrownBy(() -> io.warden.service.config.ZkAcl.parse("sasl:warden", null)).hasMessageContaining("is not scheme:id:perms");
+        assertThatThrownBy(() -> io.warden.service.config.ZkAcl.parse("kerberos:warden:cdrwa", null)).hasMessageContaining("unknown scheme kerberos");
+        assertThatThrownBy(() -> io.warden.service.config.ZkAcl.parse("world:everyone:cdrwa", null)).hasMessageContaining("only id is anyone");
+        assertThatThrownBy(() -> io.warden.service.config.ZkAcl.parse("sasl:warden:cdrwx", null)).hasMessageContaining("letters of crwda");
+        assertThatThrownBy(() -> io.warden.service.config.ZkAcl.parse("sasl:warden:cc", null)).hasMessageContaining("each at most once");
+        assertThatThrownBy(() -> io.warden.service.config.ZkAcl.parse("sasl:warden:r", null)).hasMessageContaining("no entry has all of cdrwa");
     }
 
     @Test

@@ -1,4 +1,4 @@
-package io.warden.service.lock;
+package io.warden.service.queue;
 
 import io.warden.service.api.Mode;
 

@@ -1,4 +1,4 @@
-package io.warden.service.lock;
+package io.warden.service.queue;
 
 import io.warden.service.api.LockView;
 import io.warden.service.api.Mode;
@@ -34,9 +34,9 @@ import java.util.Optional;
  */
 public final class LockQueue {
     /** The largest sequence suffix ZooKeeper can give ({@code Integer.MAX_VALUE}); from here on suffixes repeat. */
-    static final long SEQUENCE_LIMIT = Integer.MAX_VALUE;
+    public static final long SEQUENCE_LIMIT = Integer.MAX_VALUE;
     /** New entries are refused on a lock node whose next sequence is this close to {@link #SEQUENCE_LIMIT}. */
-    static final long ADMISSION_MARGIN = 1_000_000;
+    public static final long ADMISSION_MARGIN = 1_000_000;
 
     private static final Comparator<QueueEntry> ORDER = Comparator.comparing((QueueEntry e) -> !inRange(e.sequence()))
             .thenComparingLong(QueueEntry::sequence).thenComparing(QueueEntry::node);
@@ -127,7 +127,7 @@ public final class LockQueue {
     }
 
     /** Whether a new entry with this sequence may stay: far enough below the limit that the lock can drain first. */
-    static boolean admits(long sequence) {
+    public static boolean admits(long sequence) {
         return sequence >= 0 && sequence < SEQUENCE_LIMIT - ADMISSION_MARGIN;
     }
 
@@ -136,7 +136,7 @@ public final class LockQueue {
      * the count of creates and reports {@code cversion = 2 * creates - children} in {@code int} arithmetic
      * ({@code DataNode.copyStat}), so the count is recovered modulo 2^32.
      */
-    static long nextSequence(int cversion, int numChildren) {
+    public static long nextSequence(int cversion, int numChildren) {
         return Integer.toUnsignedLong(cversion + numChildren) / 2;
     }
 

@@ -1,4 +1,4 @@
-package io.warden.service.lock;
+package io.warden.service.queue;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import io.warden.service.api.Mode;

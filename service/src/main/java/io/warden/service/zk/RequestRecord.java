@@ -1,4 +1,4 @@
-package io.warden.service.session;
+package io.warden.service.zk;
 
 import io.warden.service.api.Mode;
 

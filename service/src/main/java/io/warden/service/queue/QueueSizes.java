@@ -1,9 +1,9 @@
-package io.warden.service.lock;
+package io.warden.service.queue;
 
 /**
  * What the gateway knows, without asking ZooKeeper, of how many entries lock queues have: the seam through which the
  * watch mirror (which sees every queue node come and go) spares the engine a read of a lock's stat before each listing
- * ({@link QueueListing}) and an acquire on a full lock its write ({@link LockEngine}).
+ * ({@link QueueListing}) and an acquire on a full lock its write (the lock engine's admission).
  *
  * <p>Lock names are as {@link io.warden.service.api.LockName#toString()} writes them. Both answers are as of a moment
  * ago: a lock may grow or shrink meanwhile, which callers allow for (a margin, or a read before acting).

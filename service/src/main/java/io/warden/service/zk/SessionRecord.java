@@ -1,4 +1,4 @@
-package io.warden.service.session;
+package io.warden.service.zk;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 
@@ -33,11 +33,13 @@ public record SessionRecord(String clientId, long ttlMs, long lockDelayMs, Strin
         this(clientId, ttlMs, lockDelayMs, gateway, incarnation, null, null);
     }
 
-    SessionRecord withOwner(Owner owner) {
-        return new SessionRecord(clientId, ttlMs, lockDelayMs, owner.gatewayId(), owner.incarnation(), principal, address);
+    /** This record as the gateway run {@code gateway}/{@code incarnation} owns it. */
+    public SessionRecord withOwner(String gateway, String incarnation) {
+        return new SessionRecord(clientId, ttlMs, lockDelayMs, gateway, incarnation, principal, address);
     }
 
-    SessionRecord withTtl(long ttl) {
+    /** This record with a TTL of {@code ttl} milliseconds. */
+    public SessionRecord withTtl(long ttl) {
         return new SessionRecord(clientId, ttl, lockDelayMs, gateway, incarnation, principal, address);
     }
 }

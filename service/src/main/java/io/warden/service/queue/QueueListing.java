@@ -1,4 +1,4 @@
-package io.warden.service.lock;
+package io.warden.service.queue;
 
 import io.warden.service.api.LockName;
 import io.warden.service.api.LockTooLargeException;
@@ -44,7 +44,8 @@ public final class QueueListing {
     private final Zk zk;
     private final PacketLimit limit;
     private final WardenMetrics metrics;
-    private final Map<String, Integer> tooLarge = LockEngine.bounded(MAX_REPORTED);
+    private final Map<String, Integer> tooLarge = com.github.benmanes.caffeine.cache.Caffeine.newBuilder()
+            .maximumSize(MAX_REPORTED).<String, Integer>build().asMap();
     private volatile QueueSizes sizes = QueueSizes.UNKNOWN;
 
     public QueueListing(Zk zk, PacketLimit limit, WardenMetrics metrics) {
@@ -58,7 +59,7 @@ public final class QueueListing {
         this.sizes = sizes;
     }
 
-    QueueSizes sizes() {
+    public QueueSizes sizes() {
         return sizes;
     }
 

@@ -1,0 +1,93 @@
+package io.warden.it.jepsen;
+
+import io.warden.service.Gateway;
+import io.warden.service.Rules;
+import io.warden.service.Settings;
+import io.warden.service.config.WardenConfig;
+import io.warden.service.lock.GrantRules;
+import io.warden.service.queue.LockQueue;
+import io.warden.service.watch.ResumeRule;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
+
+/**
+ * A gateway with one deliberate bug, for the proof suite only: a checker that nobody has seen fail proves nothing. It is
+ * the service's gateway built with one of the contract's rules broken ({@link Rules}, the seams the engine, the session
+ * tracker and the watch hub are built with); the service itself has no way to break them. Started by {@link JepsenCell}
+ * in place of the service jar, with the same arguments and {@code -Dwarden.broken=NAME}.
+ *
+ * <ul>
+ *   <li>{@link Bug#GRANT_WITHOUT_CHECK}: every request is granted as soon as its queue node exists, holders or not
+ *   (breaks contract §2.1; the mutex checker must see two holders).</li>
+ *   <li>{@link Bug#EXPIRE_AT_HALF_TTL}: a tracked session's deadline is half its TTL after its last keepalive (breaks
+ *   §2.3; the expiry checker must see an early expiry).</li>
+ *   <li>{@link Bug#TOKEN_OF_LOCK}: a grant's token is the lock node's instead of its queue node's, so holders one after
+ *   another share a token while the lock node lives (breaks §2.2, fencing; a release by that token finds the session's
+ *   own node on the lock). The fenced counter's checker must see a lost increment.</li>
+ *   <li>{@link Bug#WAITERS_NEVER_WOKEN}: a queued call is not woken when the node it waits for goes; it looks again only
+ *   when its wait runs out (breaks §2.4; the liveness checker must see a client that does not acquire within its
+ *   bound).</li>
+ *   <li>{@link Bug#RESUME_FROM_NOW}: a watch resumed with {@code since_revision} gets neither the events it missed nor a
+ *   RESYNC, only what happens from now on (breaks §3's resume; the watch checker must see a grant it never got).</li>
+ * </ul>
+ */
+public final class BrokenGateway {
+    static final String PROPERTY = "warden.broken";
+    private static final Logger log = LoggerFactory.getLogger(BrokenGateway.class);
+
+    /** The deliberate bugs. */
+    enum Bug {
+        GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK, WAITERS_NEVER_WOKEN, RESUME_FROM_NOW;
+
+        Rules rules() {
+            Rules c = Rules.CONTRACT;
+            return switch (this) {
+                case GRANT_WITHOUT_CHECK -> new Rules(new GrantRules() {
+                    @Override
+                    public boolean holds(LockQueue queue, int index) {
+                        return true;
+                    }
+                }, c.expiry(), c.resume());
+                case EXPIRE_AT_HALF_TTL -> new Rules(c.grants(), ttlMs -> Duration.ofMillis(ttlMs).toNanos() / 2, c.resume());
+                case TOKEN_OF_LOCK -> new Rules(new GrantRules() {
+                    @Override
+                    public long grantToken(long queueNodeToken, long lockNodeToken) {
+                        return lockNodeToken;
+                    }
+
+                    @Override
+                    public boolean names(long token, long nodeToken) {
+                        return true; // any node of the session's on the lock: the token no longer names one
+                    }
+                }, c.expiry(), c.resume());
+                case WAITERS_NEVER_WOKEN -> new Rules(new GrantRules() {
+                    @Override
+                    public void awaitedEntryGone(Runnable wake) {
+                        // not woken: the call looks again only when its wait runs out
+                    }
+                }, c.expiry(), c.resume());
+                case RESUME_FROM_NOW -> new Rules(c.grants(), c.expiry(), (ResumeRule) since -> null);
+            };
+        }
+    }
+
+    private BrokenGateway() {
+    }
+
+    public static void main(String[] args) throws Exception {
+        Bug bug = Bug.valueOf(System.getProperty(PROPERTY));
+        WardenConfig config = Settings.loader().load(args);
+        Gateway gateway = Gateway.start(config, bug.rules());
+        log.warn("gateway {} RUNS WITH THE DELIBERATE BUG {}: for the proof suite's own tests only; it breaks the contract "
+                + "on purpose", gateway.gatewayId(), bug);
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            gateway.close();
+            stopped.countDown();
+        }, "broken-gateway-shutdown"));
+        stopped.await();
+    }
+}

@@ -1,0 +1,421 @@
+package io.warden.service.lock;
+
+import io.warden.service.api.AcquireResult.Status;
+import io.warden.service.api.AcquireResult;
+import io.warden.service.api.LockName;
+import io.warden.service.api.LockTooLargeException;
+import io.warden.service.api.OnTimeout;
+import io.warden.service.api.WardenException;
+import io.warden.service.cell.Tokens;
+import io.warden.service.metrics.WardenMetrics;
+import io.warden.service.queue.LockQueue;
+import io.warden.service.queue.QueueEntry;
+import io.warden.service.queue.QueueListing;
+import io.warden.service.time.Clock;
+import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.Zk;
+import org.apache.zookeeper.KeeperException.Code;
+import org.apache.zookeeper.data.Stat;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * The acquire calls held on this gateway until they are answered ({@link HeldCall}): each looks at its lock's queue,
+ * and is granted, refused at admission, answered as a try-lock, or watches the one entry it waits for
+ * ({@link LockQueue#blocker}) and looks again when that goes; its {@code wait_ms} ends it (TIMED_OUT, or QUEUED with
+ * {@code on_timeout: KEEP}). Waiting costs memory, not threads.
+ *
+ * <p>Admission, at a call's first look: a lock has at most {@code max-entries-per-lock} entries, holders and waiters
+ * alike, those of other ZooKeeper clients on its node included, so that its queue stays listable in one ZooKeeper reply
+ * by every client of it; a request this call made at that place or later is taken back and refused (429) before it
+ * could be granted. {@code max-waiters-per-lock} bounds the waiters on top.
+ *
+ * <p>A lock too large to list ({@link QueueListing}: only foreign entries can make it so) is never read: a request this
+ * call just made on it is refused and taken back; any other held call on it looks again every second or so (doubling
+ * to {@link #RECHECK_MAX}) until it can be decided or its {@code wait_ms} runs out.
+ *
+ * <p>Concurrency: {@link HeldCall}'s note says how a call moves; the path that moves it out of WAITING answers it.
+ * Looks run their continuations on ZooKeeper's event thread; starts, timers and rechecks come from any thread. Calls
+ * are registered in {@link WaitingCalls} (by session) from {@link #start} until answered, and their blockers' watches
+ * kept in {@link BlockerWatches} (one per blocker node); {@link #releasedAt} is a bounded concurrent map. Nothing here
+ * blocks.
+ */
+final class HeldCalls {
+    private static final Logger log = LoggerFactory.getLogger(HeldCalls.class);
+    /** The longest a held call on a lock too large to read waits before it looks again (it starts at a second). */
+    static final Duration RECHECK_MAX = Duration.ofSeconds(8);
+    /** Lock paths with the time this gateway last released a hold there, for the handoff metric (a sample). */
+    private static final int MAX_RELEASED_AT = 10_000;
+
+    private final Zk zk;
+    private final Clock clock;
+    private final WardenMetrics metrics;
+    private final GrantRules rules;
+    private final Tokens tokens;
+    private final QueueListing queues;
+    private final LockReader reader;
+    private final RequestEnds ends;
+    private final SessionHints sessions;
+    private final RequestQuotas quotas;
+    private final int maxEntriesPerLock;
+    private final int maxWaitersPerLock;
+    /** Every held call, by session, from start to answer. */
+    private final WaitingCalls<HeldCall> waiting = new WaitingCalls<>();
+    /** The watches held calls keep on their blockers, one per blocker node. */
+    private final BlockerWatches<HeldCall> blockers;
+    /** When this gateway last released a hold of a lock path, for the handoff metric (taken by the next grant). */
+    private final Map<String, Long> releasedAt = Hints.bounded(MAX_RELEASED_AT);
+    private volatile boolean draining;
+
+    HeldCalls(Zk zk, Clock clock, WardenMetrics metrics, GrantRules rules, Tokens tokens, QueueListing queues,
+              LockReader reader, RequestEnds ends, SessionHints sessions, RequestQuotas quotas, int maxEntriesPerLock,
+              int maxWaitersPerLock) {
+        this.zk = zk;
+        this.clock = clock;
+        this.metrics = metrics;
+        this.rules = rules;
+        this.tokens = tokens;
+        this.queues = queues;
+        this.reader = reader;
+        this.ends = ends;
+        this.sessions = sessions;
+        this.quotas = quotas;
+        this.maxEntriesPerLock = maxEntriesPerLock;
+        this.maxWaitersPerLock = maxWaitersPerLock;
+        this.blockers = new BlockerWatches<>(zk, clock, metrics, HeldCall::waiting,
+                w -> rules.awaitedEntryGone(() -> evaluate(w)));
+        zk.client().getConnectionStateListenable().addListener((c, state) -> {
+            if (state == org.apache.curator.framework.state.ConnectionState.RECONNECTED) {
+                // Watches do not survive a ZooKeeper session expiry: look at every held call again.
+                forEach(this::evaluate);
+            }
+        });
+    }
+
+    /** The refusal of a request at place {@code entries} of a lock that has its most entries. */
+    static WardenException full(LockName name, int entries, int maxEntriesPerLock) {
+        return WardenException.exhausted("lock " + name + " already has " + entries + " holders and queued requests, the "
+                + "most allowed per lock (max-entries-per-lock " + maxEntriesPerLock + "; entries of other ZooKeeper "
+                + "clients on the lock's node count too)");
+    }
+
+    /** Holds the call until it is answered: sets its timer, registers it and takes the first look. */
+    CompletableFuture<AcquireResult> start(HeldCall w) {
+        if (w.req.waitMs() > 0) {
+            // wait_ms counts from when the call arrived, not from when its node was made.
+            long left = Duration.ofMillis(w.req.waitMs()).toNanos() - (clock.read() - w.startNanos);
+            w.timer = clock.schedule(Duration.ofNanos(Math.max(0, left)), () -> onTimeout(w));
+        }
+        waiting.add(w.req.sessionId(), w);
+        metrics.waiterAdded();
+        if (draining) {
+            // drain() sets the flag, then answers the calls it finds: a call registered after that look answers itself.
+            fail(w, drainingError());
+            return w.future;
+        }
+        evaluate(w);
+        return w.future;
+    }
+
+    /** Reads the queue once and grants, answers a try-lock, or watches the one blocker. */
+    private void evaluate(HeldCall w) {
+        if (!w.waiting()) {
+            return;
+        }
+        queues.read(w.lockPath, "new requests on it are refused, and requests queued on it wait").whenComplete((cs, err) -> {
+            if (!w.waiting()) {
+                return;
+            }
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    gone(w, HeldCall.State.WAITING);
+                } else if (Zk.unwrap(err) instanceof LockTooLargeException big) {
+                    cannotRead(w, big);
+                } else {
+                    fail(w, Zk.translate(err));
+                }
+                return;
+            }
+            LockQueue q = LockQueue.of(cs.children());
+            int i = q.indexOf(w.node);
+            if (i < 0) {
+                gone(w, HeldCall.State.WAITING);
+                return;
+            }
+            if (w.evaluations.getAndIncrement() == 0) {
+                metrics.queueDepth(q.entries().size());
+                if (w.made && i >= maxEntriesPerLock) {
+                    // Holders and waiters, foreign entries included (max-waiters-per-lock alone left SHARED holders
+                    // unbounded, and enough of them make a listing no client can read: docs/design.md, "How large a
+                    // lock may be"). Checked before the grant: a SHARED request that would hold at once is refused
+                    // too. By position, so a burst of acquires refuses the later ones.
+                    w.refusal = full(w.req.name(), i, maxEntriesPerLock);
+                } else if (!q.holds(i) && q.waiters().size() > maxWaitersPerLock) {
+                    // Waiters only: counting the holders would let a lock with one holder admit one waiter fewer
+                    // than max-waiters-per-lock. This request is one of the waiters unless it holds.
+                    w.refusal = WardenException.exhausted("lock " + w.req.name() + " already has "
+                            + (q.waiters().size() - 1) + " queued requests, the most allowed (max-waiters-per-lock)");
+                }
+            }
+            if (w.refusal != null) {
+                if (w.move(HeldCall.State.WAITING, HeldCall.State.ENDING)) {
+                    remove(w).whenComplete((v, e) -> finishWithError(w, w.refusal));
+                }
+                return;
+            }
+            if (rules.holds(q, i)) {
+                if (w.move(HeldCall.State.WAITING, HeldCall.State.DONE)) {
+                    grant(w, q, cs.stat());
+                }
+                return;
+            }
+            if (w.req.waitMs() == 0) {
+                if (w.move(HeldCall.State.WAITING, HeldCall.State.ENDING)) {
+                    timeOut(w, q, cs.stat());
+                }
+                return;
+            }
+            java.util.Optional<QueueEntry> next = q.blocker(i);
+            if (next.isEmpty()) {
+                // A damaged entry (sequence past the limit) with nothing to wait for: it can never hold; its timer ends it.
+                log.debug("request {} on {} (token {}) cannot be ordered ({}); it waits for its timer", w.req.requestId(),
+                        w.req.name(), w.token, w.node);
+                return;
+            }
+            QueueEntry blocker = next.get();
+            log.debug("request {} on {} (token {}) waits for {}", w.req.requestId(), w.req.name(), w.token, blocker.node());
+            // The watch is set with getData, not exists: on a node that is already gone, exists would leave a watch for
+            // its creation, and a queue node's name never comes back, so that watch would stay for good. NONODE leaves
+            // no watch.
+            blockers.watch(w.lockPath + "/" + blocker.node(), w).whenComplete((watched, e2) -> {
+                if (e2 != null) {
+                    fail(w, Zk.translate(e2));
+                } else if (!watched) {
+                    evaluate(w); // the blocker went before the watch was set
+                }
+            });
+        });
+    }
+
+    /**
+     * The lock is too large to read ({@link QueueListing}), so the request can be neither granted nor refused by its
+     * place. A request this call just made is refused and taken back (the lock has far more than max-entries-per-lock
+     * entries). Any other held call (a retry, or one woken by its blocker or a reconnection) looks again later, a
+     * second at first, doubling to {@link #RECHECK_MAX}: the lock gives no notice when it shrinks, and its timer still
+     * ends the wait.
+     */
+    private void cannotRead(HeldCall w, LockTooLargeException big) {
+        if (w.evaluations.getAndIncrement() == 0 && w.made) {
+            if (w.move(HeldCall.State.WAITING, HeldCall.State.ENDING)) {
+                remove(w).whenComplete((v, e) -> finishWithError(w, big));
+            }
+            return;
+        }
+        long delayMs = Math.min(RECHECK_MAX.toMillis(), 1000L << Math.min(w.rechecks.getAndIncrement(), 10));
+        log.debug("request {} on {} (token {}) waits on a lock too large to read ({} entries); looking again in {} ms",
+                w.req.requestId(), w.req.name(), w.token, big.entries(), delayMs);
+        w.recheck = clock.schedule(Duration.ofMillis(delayMs), () -> evaluate(w));
+        if (!w.waiting()) {
+            w.recheck.cancel(); // answered meanwhile (forget ran before the timer was set)
+        }
+    }
+
+    private void grant(HeldCall w, LockQueue q, Stat stat) {
+        metrics.grant();
+        Long released = releasedAt.remove(w.lockPath);
+        if (released != null && w.evaluations.get() > 1) {
+            metrics.handoff(clock.read() - released);
+        }
+        log.debug("granted {} {} to session {} with token {}", w.req.mode(), w.req.name(), w.req.sessionId(), w.token);
+        reader.holders(w.lockPath, q).whenComplete((holders, err) -> {
+            if (err != null) {
+                // The grant stands; the holder list is a courtesy. Answer with ourselves.
+                holders = List.of();
+            }
+            long token = rules.grantToken(w.token, tokens.bestEffort(stat.getCzxid()));
+            // The revision is the lock node's pzxid, a zxid at or after the node's creation (the token adds the floor).
+            finishOk(w, new AcquireResult(Status.GRANTED, token, null, holders, stat.getPzxid()));
+        });
+    }
+
+    private void onTimeout(HeldCall w) {
+        if (!w.move(HeldCall.State.WAITING, HeldCall.State.ENDING)) {
+            log.debug("wait of request {} on {} ran out after it was answered (state {})", w.req.requestId(), w.req.name(), w.state());
+            return;
+        }
+        log.debug("wait of request {} on {} ran out ({} ms)", w.req.requestId(), w.req.name(), w.req.waitMs());
+        queues.read(w.lockPath, "the request's place is not known").whenComplete((cs, err) -> {
+            if (err != null) {
+                if (Zk.code(err) == Code.NONODE) {
+                    gone(w, HeldCall.State.ENDING);
+                } else if (Zk.unwrap(err) instanceof LockTooLargeException big) {
+                    // Whether it holds cannot be known. KEEP: it stays queued, and the answer says why there is no
+                    // position. CANCEL: it is removed, holding or not (a cancel removes granted requests too; this
+                    // call never said GRANTED), and the answer is TIMED_OUT.
+                    if (w.req.onTimeout() == OnTimeout.KEEP) {
+                        finishWithError(w, big);
+                    } else {
+                        remove(w).whenComplete((v, e) -> {
+                            if (e != null) {
+                                finishWithError(w, Zk.translate(e));
+                            } else {
+                                finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, List.of(), 0));
+                            }
+                        });
+                    }
+                } else {
+                    finishWithError(w, Zk.translate(err));
+                }
+                return;
+            }
+            LockQueue q = LockQueue.of(cs.children());
+            int i = q.indexOf(w.node);
+            if (i < 0) {
+                gone(w, HeldCall.State.ENDING);
+            } else if (q.holds(i)) {
+                w.move(HeldCall.State.ENDING, HeldCall.State.DONE); // it holds after all: granted, not timed out
+                grant(w, q, cs.stat());
+            } else {
+                timeOut(w, q, cs.stat());
+            }
+        });
+    }
+
+    /** In state ENDING, with the request not holding: cancel it or leave it queued, as asked. */
+    private void timeOut(HeldCall w, LockQueue q, Stat stat) {
+        int position = q.indexOf(w.node);
+        if (w.req.onTimeout() == OnTimeout.KEEP) {
+            reader.holders(w.lockPath, q).whenComplete((holders, err) -> finishOk(w, 
+                    new AcquireResult(Status.QUEUED, null, position, err == null ? holders : List.of(), stat.getPzxid())));
+            return;
+        }
+        remove(w).thenCompose(v -> reader.holders(w.lockPath, q)).whenComplete((holders, err) -> {
+            if (err != null && !(Zk.unwrap(err) instanceof WardenException)) {
+                finishWithError(w, Zk.translate(err));
+            } else if (err != null) {
+                finishWithError(w, Zk.unwrap(err));
+            } else {
+                finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, holders, stat.getPzxid()));
+            }
+        });
+    }
+
+    /** Deletes the request's node and record together; a node already gone is fine. */
+    private CompletableFuture<Void> remove(HeldCall w) {
+        return ends.end(w.lockPath + "/" + w.node, w.req.sessionId(), w.uuid)
+                .thenAccept(deleted -> {
+                    if (deleted) {
+                        sessions.count(w.req.sessionId(), -1);
+                        quotas.ended(w.req.sessionId(), w.uuid);
+                    }
+                });
+    }
+
+    /**
+     * The call's queue node vanished while it waited: the session ended, or the request was cancelled. Answered by the
+     * path that moves it from {@code from} (WAITING: any look; ENDING: the end of its wait, which owns it).
+     */
+    private void gone(HeldCall w, HeldCall.State from) {
+        if (!w.move(from, HeldCall.State.DONE)) {
+            return;
+        }
+        zk.exists(CellPaths.session(w.req.sessionId())).whenComplete((stat, err) -> {
+            if (err == null && stat == null) {
+                finishWithError(w, WardenException.sessionNotFound(w.req.sessionId()));
+            } else {
+                finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, List.of(), 0));
+            }
+        });
+    }
+
+    /**
+     * Answers the call, after forgetting it: a caller that sees the answer never sees the call still pending.
+     * (CompletableFuture runs dependents last-registered first, so clean-up cannot be a dependent.)
+     */
+    private void finishOk(HeldCall w, AcquireResult result) {
+        forget(w);
+        w.future.complete(result);
+    }
+
+    private void finishWithError(HeldCall w, Throwable error) {
+        forget(w);
+        w.future.completeExceptionally(error);
+    }
+
+    private void forget(HeldCall w) {
+        if (waiting.remove(w.req.sessionId(), w)) {
+            metrics.waiterDone();
+        }
+        blockers.leave(w); // its watch goes with the last call that waits for that node
+        Clock.Cancellable t = w.timer;
+        if (t != null) {
+            t.cancel();
+        }
+        Clock.Cancellable r = w.recheck;
+        if (r != null) {
+            r.cancel();
+        }
+    }
+
+    private void fail(HeldCall w, RuntimeException e) {
+        if (w.move(HeldCall.State.WAITING, HeldCall.State.DONE)) {
+            finishWithError(w, e);
+        }
+    }
+
+    /** This gateway released a hold of {@code lockPath} now (the next grant there measures the handoff). */
+    void released(String lockPath) {
+        releasedAt.put(lockPath, clock.read());
+    }
+
+    /** Answers the held calls of a request that another call removed (a release or a cancel). */
+    void removed(String sessionId, String uuid) {
+        for (HeldCall w : waiting.of(sessionId)) {
+            if (w.uuid.equals(uuid)) {
+                gone(w, HeldCall.State.WAITING);
+            }
+        }
+    }
+
+    /** Answers every held call of the session with {@code error}. */
+    void failSession(String sessionId, RuntimeException error) {
+        for (HeldCall w : waiting.of(sessionId)) {
+            fail(w, error);
+        }
+    }
+
+    /** Answers every held call with {@code error}. */
+    void failAll(RuntimeException error) {
+        forEach(w -> fail(w, error));
+    }
+
+    /** Takes no more calls and answers every held one with UNAVAILABLE; their requests stay queued in ZooKeeper. */
+    void drain() {
+        draining = true;
+        failAll(drainingError());
+    }
+
+    boolean draining() {
+        return draining;
+    }
+
+    static WardenException drainingError() {
+        return WardenException.unavailable("this gateway is shutting down; repeat the call with the same request_id "
+                + "on another gateway to keep your place in the queue", null);
+    }
+
+    int size() {
+        return waiting.size();
+    }
+
+    private void forEach(java.util.function.Consumer<HeldCall> action) {
+        for (HeldCall w : waiting.all()) {
+            action.accept(w);
+        }
+    }
+}
