@@ -2,9 +2,6 @@ package io.warden.client;
 
 import java.io.IOException;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -23,10 +20,12 @@ import java.util.function.Supplier;
  * repeats the call there after a bounded backoff. Gateways hold no truth, so any of them can answer any call; a
  * keepalive at a new gateway makes it take the session over.
  *
+ * <p>Calls, event streams and the keepalive WebSocket go through the client's own {@link Http1Client}.
+ *
  * <p>Concurrency: thread-safe. {@code current} is the only mutable state; a failed attempt moves it on with a
  * compare-and-set from the index it used, so concurrent failures at one endpoint skip it once, not once each.
- * Replies are handled on the threads of the process's one {@link HttpClient} ({@link SharedHttp}), retries are
- * scheduled on the client's scheduler.
+ * Replies are handled on the threads of the {@link Http1Client}'s connections, retries are scheduled on the client's
+ * scheduler.
  */
 final class HttpGateway {
     /** One call of contract §3; {@code what} names it in messages. */
@@ -41,9 +40,16 @@ final class HttpGateway {
     record Attempt<T>(Call<T> call, Duration timeout) {
     }
 
+    private static final byte[] NO_BODY = new byte[0];
+    private static final AtomicInteger SOCKETS = new AtomicInteger();
+    private static final String[] JSON_HEADERS = {"Accept", "application/json", "Content-Type", "application/json"};
+
     private final List<String> endpoints;
     private final AtomicInteger current = new AtomicInteger();
-    private final HttpClient http;
+    /** Calls, event streams and the keepalive socket. */
+    private final Http1Client http1;
+    /** {@link #JSON_HEADERS} and the credentials, if any. */
+    private final String[] callHeaders;
     private final ScheduledExecutorService scheduler;
     private final LongSupplier ticker;
 
@@ -60,18 +66,40 @@ final class HttpGateway {
         this.scheduler = scheduler;
         this.ticker = ticker;
         this.authorization = bearerToken == null ? null : "Bearer " + bearerToken;
-        // One per process (per SSLContext): a JDK 17 HttpClient cannot be closed (see SharedHttp)
-        this.http = SharedHttp.client(ssl);
+        this.http1 = new Http1Client(ssl, scheduler);
+        this.callHeaders = authorization == null ? JSON_HEADERS
+                : new String[]{"Accept", "application/json", "Content-Type", "application/json", "Authorization", authorization};
     }
 
-    /** Adds the credentials, if any, to a request (calls, watches). */
-    HttpRequest.Builder authorize(HttpRequest.Builder b) {
-        return authorization == null ? b : b.header("Authorization", authorization);
+    /** Closes the connections of calls and streams; calls in flight fail. */
+    void close() {
+        http1.close();
     }
 
-    /** Adds the credentials, if any, to a WebSocket's upgrade request. */
-    java.net.http.WebSocket.Builder authorize(java.net.http.WebSocket.Builder b) {
-        return authorization == null ? b : b.header("Authorization", authorization);
+    /** The headers of an event stream's request: what it accepts, and the credentials, if any. */
+    String[] streamHeaders(String accept) {
+        return authorization == null ? new String[]{"Accept", accept}
+                : new String[]{"Accept", accept, "Authorization", authorization};
+    }
+
+    /** A response to read as a stream (a watch) from the endpoint {@code base}, on a connection of its own. */
+    Http1Client.Stream stream(String base) {
+        return http1.stream(base);
+    }
+
+    /** Connections of calls open now (tests, diagnostics). */
+    int callConnections() {
+        return http1.connections();
+    }
+
+    /**
+     * Opens the WebSocket {@code target} at the endpoint {@code base}, with the credentials, if any; see
+     * {@link Http1WebSocket#connect}.
+     */
+    CompletableFuture<Http1WebSocket> webSocket(String base, String target, Duration timeout, Http1WebSocket.Listener listener) {
+        String[] headers = authorization == null ? new String[0] : new String[]{"Authorization", authorization};
+        return Http1WebSocket.connect(http1, base, target, headers, timeout, listener,
+                "warden-keepalive-" + SOCKETS.incrementAndGet());
     }
 
     /** The endpoint the next call goes to. */
@@ -93,35 +121,24 @@ final class HttpGateway {
         return endpoints.size();
     }
 
-    /** The HTTP client of these calls and of the streams (WebSocket keepalive, watches): the process's one. */
-    HttpClient http() {
-        return http;
-    }
-
     /** One attempt at the current endpoint. A retryable failure moves the current endpoint on. */
     <T> CompletableFuture<T> once(Call<T> call, Duration timeout) {
         int index = current.get();
         String base = endpoints.get(index);
-        HttpRequest request;
+        CompletableFuture<Http1Client.Response> sent;
         try {
-            HttpRequest.BodyPublisher body = call.body() == null
-                    ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofByteArray(Wire.JSON.writeValueAsBytes(call.body()));
-            request = authorize(HttpRequest.newBuilder(URI.create(base + call.path())))
-                    .timeout(timeout)
-                    .header("Accept", "application/json")
-                    .header("Content-Type", "application/json")
-                    .method(call.method(), body)
-                    .build();
+            byte[] body = call.body() != null ? Wire.JSON.writeValueAsBytes(call.body())
+                    : "GET".equals(call.method()) ? null : NO_BODY;
+            sent = http1.send(base, call.method(), call.path(), callHeaders, body, timeout);
         } catch (IOException | IllegalArgumentException e) {
             return CompletableFuture.failedFuture(new WardenClientException(call.what() + ": cannot build the request: " + e, e));
         }
-        return http.sendAsync(request, HttpResponse.BodyHandlers.ofByteArray()).handle((response, error) -> {
+        return sent.handle((response, error) -> {
             if (error != null) {
                 moveOn(index);
                 throw new CompletionException(Failures.unwrap(error));
             }
-            return decode(call, base, index, response);
+            return decode(call, base, index, response.status(), response.body());
         });
     }
 
@@ -178,11 +195,10 @@ final class HttpGateway {
         current.compareAndSet(from, (from + 1) % endpoints.size());
     }
 
-    private <T> T decode(Call<T> call, String base, int index, HttpResponse<byte[]> response) {
-        int status = response.statusCode();
+    private <T> T decode(Call<T> call, String base, int index, int status, byte[] body) {
         if (status >= 200 && status < 300) {
             try {
-                return Wire.JSON.readValue(response.body(), call.type());
+                return Wire.JSON.readValue(body, call.type());
             } catch (IOException e) {
                 moveOn(index); // not a gateway's answer (a proxy's page?): the next endpoint may do better
                 throw new CompletionException(new WardenClientException(
@@ -190,7 +206,7 @@ final class HttpGateway {
                         null, status, e));
             }
         }
-        WardenClientException failure = Failures.fromAnswer(call.what() + " at " + base, status, problem(response.body()));
+        WardenClientException failure = Failures.fromAnswer(call.what() + " at " + base, status, problem(body));
         if (Failures.retryable(failure)) {
             moveOn(index);
         }

@@ -5,9 +5,6 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InputStreamReader;
-import java.net.URI;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -23,7 +20,8 @@ import java.util.function.Consumer;
 
 /**
  * A {@link Watch} over {@code GET /v1/watch} (Server-Sent Events, contract §3), read by one thread of its own that
- * also calls the listener.
+ * also calls the listener: the thread reads the stream's connection ({@link Http1Client.Stream}) itself, so an event
+ * reaches the listener without passing through another thread.
  *
  * <p><b>Resume without gaps or repeats.</b> After a stream ends (the gateway stops or drains, the connection breaks,
  * nothing arrived for {@link #IDLE_LIMIT}: the gateway sends a comment every 15 s) the watch reconnects to the next
@@ -57,10 +55,10 @@ final class SseWatch implements Watch {
     private final AtomicInteger streamsOpened = new AtomicInteger();
 
     private volatile boolean closed;
-    private volatile InputStream body;
+    /** The stream being opened or read, closed to stop it (from any thread). */
+    private volatile java.io.Closeable body;
     private volatile long lastReadNanos;
     private volatile long lastRevision = -1;
-    private volatile boolean inListener;
     /** The revision given by the caller (-1: from now); used until the first event. */
     private final long since;
     private final List<LockEvent> atLast = new ArrayList<>();
@@ -152,7 +150,7 @@ final class SseWatch implements Watch {
         closed = true;
         closeBody();
         if (Thread.currentThread() != thread) {
-            thread.interrupt(); // wakes a backoff or a blocked connect
+            thread.interrupt(); // wakes a backoff (closing the body woke a connect or a read)
             synchronized (delivering) {
                 // waits for a listener call in progress: none starts after this
             }
@@ -178,7 +176,7 @@ final class SseWatch implements Watch {
     }
 
     private void closeBody() {
-        InputStream b = body;
+        java.io.Closeable b = body;
         if (b != null) {
             try {
                 b.close();
@@ -192,12 +190,7 @@ final class SseWatch implements Watch {
         if (body != null && System.nanoTime() - lastReadNanos > IDLE_LIMIT.toNanos()) {
             log.log(System.Logger.Level.DEBUG, "watch of {0}: nothing from {1} for {2}; reconnecting", options,
                     gateway.endpoint(index), IDLE_LIMIT);
-            closeBody();
-            if (!inListener) {
-                // wakes a read blocked on the closed body (the JDK may not wake it on close); the loop reconnects.
-                // Note: a listener call starting right now may see this interrupt; it is rare and harmless to us.
-                thread.interrupt();
-            }
+            closeBody(); // a read blocked on the stream fails at once; the loop reconnects
         }
     }
 
@@ -226,8 +219,6 @@ final class SseWatch implements Watch {
                 last = refused;
             } catch (IOException | RuntimeException e) {
                 last = e;
-            } catch (InterruptedException e) {
-                Thread.interrupted(); // close() or the watchdog; the loop looks at `closed`
             } finally {
                 body = null;
             }
@@ -262,20 +253,24 @@ final class SseWatch implements Watch {
     }
 
     /** One stream at {@code base}, read until it ends. True when it delivered or read anything past its headers. */
-    private boolean stream(String base) throws IOException, InterruptedException {
+    private boolean stream(String base) throws IOException {
         String sinceParam = sinceParameter();
-        URI uri = URI.create(base + "/v1/watch?" + options.query() + (sinceParam == null ? "" : "&since_revision=" + sinceParam));
-        HttpRequest request = gateway.authorize(HttpRequest.newBuilder(uri)).timeout(requestTimeout)
-                .header("Accept", "text/event-stream").GET().build();
-        HttpResponse<InputStream> response = gateway.http().send(request, HttpResponse.BodyHandlers.ofInputStream());
-        InputStream in = response.body();
-        body = in;
-        lastReadNanos = System.nanoTime();
-        if (closed) {
-            closeBody();
-            return false;
+        String target = "/v1/watch?" + options.query() + (sinceParam == null ? "" : "&since_revision=" + sinceParam);
+        try (Http1Client.Stream stream = gateway.stream(base)) {
+            lastReadNanos = System.nanoTime(); // the open has its own timeout; the watchdog counts from here
+            body = stream;
+            if (closed) {
+                return false;
+            }
+            int status = stream.open("GET", target, gateway.streamHeaders("text/event-stream"), requestTimeout);
+            lastReadNanos = System.nanoTime();
+            return closed ? false : read(base, status, stream.body());
         }
-        if (response.statusCode() != 200) {
+    }
+
+    /** Reads an opened stream until it ends; see {@link #stream}. */
+    private boolean read(String base, int status, InputStream in) throws IOException {
+        if (status != 200) {
             byte[] problem;
             try (in) {
                 problem = in.readNBytes(64 * 1024);
@@ -286,7 +281,7 @@ final class SseWatch implements Watch {
             } catch (IOException notAProblemDocument) {
                 // the status says enough
             }
-            throw Failures.fromAnswer("watching " + options + " at " + base, response.statusCode(), p);
+            throw Failures.fromAnswer("watching " + options + " at " + base, status, p);
         }
         connectedOnce = true;
         streamsOpened.incrementAndGet();
@@ -365,13 +360,10 @@ final class SseWatch implements Watch {
             if (closed) {
                 return;
             }
-            inListener = true;
             try {
                 listener.accept(event);
             } catch (RuntimeException e) {
                 log.log(System.Logger.Level.WARNING, "watch listener of " + options + " failed on " + event, e);
-            } finally {
-                inListener = false;
             }
         }
     }

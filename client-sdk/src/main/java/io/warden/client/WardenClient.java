@@ -69,8 +69,8 @@ import java.util.function.LongSupplier;
  * or a prefix, resuming by revision on another gateway after a failure, without gaps or repeats; see {@link Watch}.
  *
  * <p><b>Closing</b> the client stops its watches and closes the session, which releases every hold and queued request of it at once.
- * Its own threads (a timer, an event thread, one per watch) end; HTTP connections go through one {@code HttpClient} for
- * the whole process (Java 17's cannot be closed), so creating and closing many clients leaves no threads behind.
+ * Its own threads (a timer, an event thread, one per watch, one for the keepalive socket, one per open connection of
+ * its calls) end with their connections, so creating and closing many clients leaves no threads behind.
  *
  * <p>Thread-safety: safe for use by any number of threads; one client per process and cell is the usual shape
  * (locks of one client share its session, and are not reentrant). Concurrency: {@code closed} goes false → true once;
@@ -109,6 +109,7 @@ public final class WardenClient implements AutoCloseable {
         try {
             this.session = open(b);
         } catch (RuntimeException e) {
+            gateway.close();
             scheduler.shutdownNow();
             events.shutdownNow();
             throw e;
@@ -274,6 +275,7 @@ public final class WardenClient implements AutoCloseable {
             }
         } finally {
             transport.close();
+            gateway.close();
             scheduler.shutdownNow();
             events.shutdown();
         }

@@ -2,15 +2,12 @@ package io.warden.client;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import java.io.IOException;
-import java.net.URI;
 import java.net.http.HttpTimeoutException;
-import java.net.http.WebSocket;
 import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CompletionStage;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
@@ -39,9 +36,9 @@ import java.util.function.LongSupplier;
  * send time, which is earlier.
  *
  * <p>Concurrency: thread-safe. {@code socket}, {@code closed}, {@code upgradeFailures} and {@code socketRetryAt} are
- * guarded by {@code this}; each {@link Socket}'s queue and state by that socket. Frames are sent one at a time (the
- * JDK's WebSocket allows one outstanding send) through the socket's send chain. Replies arrive on the HTTP client's
- * threads and complete the heartbeats' futures there.
+ * guarded by {@code this}; each {@link Socket}'s queue and state by that socket. Frames are sent one at a time through
+ * the socket's send chain. Replies arrive on the socket's own thread ({@link Http1WebSocket}) and complete the
+ * heartbeats' futures there.
  */
 final class WebSocketKeepaliveTransport implements KeepaliveTransport {
     static final int CLOSE_SESSION_NOT_FOUND = 4404;
@@ -166,29 +163,23 @@ final class WebSocketKeepaliveTransport implements KeepaliveTransport {
         unary.close();
     }
 
-    private static URI webSocketUri(String base, String sessionId) {
-        String ws = base.startsWith("https:") ? "wss:" + base.substring("https:".length()) : "ws:" + base.substring("http:".length());
-        return URI.create(ws + "/v1/sessions/" + sessionId + "/keepalive");
-    }
-
     /** A heartbeat waiting for its reply frame. */
     private record Pending(CompletableFuture<Long> result, Duration timeout) {
     }
 
     /**
-     * One socket to one gateway, for one session. Concurrency: {@code pending}, {@code ws}, {@code dead},
-     * {@code sendTail} and {@code text} are guarded by the instance; the JDK calls the listener methods one at a time.
+     * One socket to one gateway, for one session. Concurrency: {@code pending}, {@code ws}, {@code dead} and
+     * {@code sendTail} are guarded by the instance; the socket's thread calls the listener methods one at a time.
      */
-    private final class Socket implements WebSocket.Listener {
+    private final class Socket implements Http1WebSocket.Listener {
         final String sessionId;
         final int index;
         final String endpoint;
-        private final CompletableFuture<WebSocket> opened = new CompletableFuture<>();
+        private final CompletableFuture<Http1WebSocket> opened = new CompletableFuture<>();
         private final ArrayDeque<Pending> pending = new ArrayDeque<>();
-        private WebSocket ws;
+        private Http1WebSocket ws;
         private boolean dead;
         private CompletableFuture<?> sendTail = CompletableFuture.completedFuture(null);
-        private final StringBuilder text = new StringBuilder();
 
         Socket(String sessionId, int index, String endpoint) {
             this.sessionId = sessionId;
@@ -198,8 +189,7 @@ final class WebSocketKeepaliveTransport implements KeepaliveTransport {
 
         void connect() {
             try {
-                gateway.authorize(gateway.http().newWebSocketBuilder()).connectTimeout(connectTimeout)
-                        .buildAsync(webSocketUri(endpoint, sessionId), this)
+                gateway.webSocket(endpoint, "/v1/sessions/" + sessionId + "/keepalive", connectTimeout, this)
                         .whenComplete((w, error) -> {
                             if (error != null) {
                                 log.log(System.Logger.Level.DEBUG, "warden session {0}: no keepalive socket at {1}, "
@@ -244,13 +234,13 @@ final class WebSocketKeepaliveTransport implements KeepaliveTransport {
             return p.result();
         }
 
-        private void send(WebSocket w, Pending p) {
+        private void send(Http1WebSocket w, Pending p) {
             synchronized (this) {
                 if (dead || p.result().isDone()) {
                     return;
                 }
                 sendTail = sendTail.handle((v, e) -> null)
-                        .thenCompose(v -> w.sendText(HEARTBEAT, true))
+                        .thenCompose(v -> w.sendText(HEARTBEAT))
                         .whenComplete((v, error) -> {
                             if (error != null) {
                                 end(Failures.unwrap(error), false);
@@ -284,7 +274,7 @@ final class WebSocketKeepaliveTransport implements KeepaliveTransport {
          */
         void end(Throwable cause, boolean upgradeFailed) {
             List<Pending> unanswered;
-            WebSocket w;
+            Http1WebSocket w;
             synchronized (this) {
                 if (dead) {
                     return;
@@ -302,7 +292,8 @@ final class WebSocketKeepaliveTransport implements KeepaliveTransport {
             }
             if (w != null) {
                 if (closed && !w.isOutputClosed()) {
-                    w.sendClose(WebSocket.NORMAL_CLOSURE, "client closed").whenComplete((v, e) -> w.abort());
+                    w.sendClose(Http1WebSocket.NORMAL_CLOSURE, "client closed");
+                    w.abort();
                 } else {
                     w.abort();
                 }
@@ -325,31 +316,11 @@ final class WebSocketKeepaliveTransport implements KeepaliveTransport {
             }
         }
 
-        // --- WebSocket.Listener (the HTTP client's threads, one call at a time) ---------------------------------
+        // --- Http1WebSocket.Listener (the socket's thread, one call at a time) ---------------------------------------
 
         @Override
-        public void onOpen(WebSocket webSocket) {
-            synchronized (this) {
-                ws = webSocket;
-            }
-            webSocket.request(1);
-        }
-
-        @Override
-        public CompletionStage<?> onText(WebSocket webSocket, CharSequence data, boolean last) {
-            String frame = null;
-            synchronized (this) {
-                text.append(data);
-                if (last) {
-                    frame = text.toString();
-                    text.setLength(0);
-                }
-            }
-            if (frame != null) {
-                reply(frame);
-            }
-            webSocket.request(1);
-            return null;
+        public void onText(String message) {
+            reply(message);
         }
 
         private void reply(String frame) {
@@ -377,7 +348,7 @@ final class WebSocketKeepaliveTransport implements KeepaliveTransport {
         }
 
         @Override
-        public CompletionStage<?> onClose(WebSocket webSocket, int statusCode, String reason) {
+        public void onClose(int statusCode, String reason) {
             if (statusCode == CLOSE_SESSION_NOT_FOUND) {
                 SessionLostException lost = new SessionLostException("keepalive of session " + sessionId + " at "
                         + endpoint + ": the session is gone (" + reason + ")", Failures.SESSION_NOT_FOUND, 404, null);
@@ -388,11 +359,10 @@ final class WebSocketKeepaliveTransport implements KeepaliveTransport {
                         + "failing over", sessionId, endpoint, statusCode, reason);
                 end(new IOException("keepalive socket at " + endpoint + " closed: " + statusCode + " " + reason), false);
             }
-            return null;
         }
 
         @Override
-        public void onError(WebSocket webSocket, Throwable error) {
+        public void onError(Throwable error) {
             end(error instanceof IOException ? error : new IOException(error), false);
         }
     }

@@ -13,12 +13,12 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Issue 10, finding 8: one {@code HttpClient} per {@link WardenClient}, and none closed on Java 17 (it cannot be):
- * 200 create/close cycles left 260 threads until a GC. Clients now share one HTTP client per process, and close
- * everything else they start.
+ * 200 create/close cycles left 260 threads until a GC. Clients now have their own connections, and close them (and
+ * with them their threads) and everything else they start.
  */
 class ClientThreadsTest {
     private static final int CYCLES = 200;
-    /** Threads that may come and go meanwhile without being a leak: pool threads of the gateway, the HTTP client's workers. */
+    /** Threads that may come and go meanwhile without being a leak: pool threads of the gateway. */
     private static final int SLACK = 40;
 
     private Cell cell;

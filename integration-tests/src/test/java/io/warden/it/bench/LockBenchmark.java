@@ -2,6 +2,8 @@ package io.warden.it.bench;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warden.client.FencedLock;
+import io.warden.client.Hold;
 import io.warden.it.support.GatewayProcess;
 import io.warden.it.support.JavaLauncher;
 import io.warden.it.support.LoopbackPorts;
@@ -35,24 +37,46 @@ import java.util.function.IntFunction;
  * same 3-server ZooKeeper ensemble; the ZooKeeper servers and the gateway each run in their own JVM, as deployed.
  *
  * <p>Scenarios: uncontended acquire+release with 1, 8 and 32 clients on distinct names; 16 clients on one name
- * (throughput = handoffs/s). Each scenario runs Warden, then Curator, and again for each round (alternating, so that
- * other load on the machine falls on both alike): warm-up, then a fixed measurement window; the latency of each
- * acquire+release pair goes into an HdrHistogram, merged over the rounds. Warden clients have one session each; the Curator
- * clients share one {@code CuratorFramework} (one ZooKeeper connection, as the gateway has) unless
- * {@code --curator-per-client}. Prints a markdown table and writes it to {@code --out}.
+ * (throughput = handoffs/s). Each scenario runs every Warden client kind, then Curator, and again for each round
+ * (alternating, so that other load on the machine falls on all alike): warm-up, then a fixed measurement window; the
+ * latency of each acquire+release pair goes into an HdrHistogram, merged over the rounds. The Curator clients share
+ * one {@code CuratorFramework} (one ZooKeeper connection, as the gateway has) unless {@code --curator-per-client}.
  *
- * <p>Run: {@code mvn -B -q -Pbench -DskipTests package -pl integration-tests -am} (see BENCHMARKS.md).
- * Flags: {@code --warmup-s 3 --measure-s 6 --rounds 2 --uncontended 1,8,32 --contended 16 --http raw|jdk --fsync yes|no
- * --systems warden,curator --curator-per-client --out FILE}.
+ * <p>Warden client kinds ({@code --http}, a comma list, each measured against the same Curator runs):
+ * <ul>
+ *   <li>{@code raw}: each client thread opens its own session and loops {@code POST /v1/acquire} / {@code /v1/release}
+ *   over one keep-alive HTTP/1.1 socket of its own, with a minimal blocking client ({@link BenchHttp}): what the
+ *   gateway can do with the least client-side cost.</li>
+ *   <li>{@code jdk}: the same calls through one shared {@code java.net.http.HttpClient}.</li>
+ *   <li>{@code sdk}: the Java SDK, as applications use it: one {@code io.warden.client.WardenClient} (one session, its
+ *   heartbeats and its watch of its own holds) shared by all client threads, each looping
+ *   {@code lock.acquire(30 s)} / {@code hold.release()} through the public API; with {@code --sdk-per-client} each
+ *   thread has a {@code WardenClient} (and so a session) of its own.</li>
+ * </ul>
+ *
+ * <p>Every row also reports the cost of one pair: the CPU time the gateway JVM, each ZooKeeper server JVM and this
+ * load generator's JVM spent in the measurement window (utime + stime of {@code /proc/<pid>/stat}, through
+ * {@link ProcessHandle.Info#totalCpuDuration()}), and the requests the ZooKeeper servers received ({@code mntr}'s
+ * {@code zk_packets_received}), each divided by the pairs. Prints markdown tables and writes them to {@code --out}.
+ *
+ * <p>Run: {@code mvn -B -q -Pbench -DskipTests package -pl integration-tests -am -Dbench.args="..."} (see
+ * BENCHMARKS.md). Flags: {@code --warmup-s 3 --measure-s 6 --rounds 2 --uncontended 1,8,32 --contended 16
+ * --http raw[,jdk][,sdk] --sdk-per-client --fsync yes|no --systems warden,curator --curator-per-client --out FILE
+ * --jfr DIR}. {@code --jfr DIR} records a JFR profile ({@code settings=profile}) of this JVM and, for Warden runs, of
+ * the gateway (through {@code jcmd}) over each run's warm-up and measurement, as
+ * {@code DIR/<system>-<scenario>-<clients>-r<round>-{client,gateway}.jfr}; profiling costs CPU, so take numbers from
+ * runs without it.
  */
 public final class LockBenchmark {
     private static final ObjectMapper JSON = new ObjectMapper();
+    private static final List<String> CLIENT_KINDS = List.of("raw", "jdk", "sdk");
 
     private LockBenchmark() {
     }
 
-    record Options(int warmupS, int measureS, int rounds, List<Integer> uncontended, int contended, String http,
-                   boolean fsync, List<String> systems, boolean curatorPerClient, Path out) {
+    record Options(int warmupS, int measureS, int rounds, List<Integer> uncontended, int contended, List<String> http,
+                   boolean sdkPerClient, boolean fsync, List<String> systems, boolean curatorPerClient, Path out,
+                   Path jfr) {
         static Options parse(String[] args) {
             Map<String, String> flags = new LinkedHashMap<>();
             for (int i = 0; i < args.length; i++) {
@@ -63,25 +87,32 @@ public final class LockBenchmark {
                 boolean hasValue = i + 1 < args.length && !args[i + 1].startsWith("--");
                 flags.put(arg.substring(2), hasValue ? args[++i] : "true");
             }
-            Options options = new Options(
-                    Integer.parseInt(flags.getOrDefault("warmup-s", "3")),
-                    Integer.parseInt(flags.getOrDefault("measure-s", "6")),
-                    Integer.parseInt(flags.getOrDefault("rounds", "2")),
-                    ints(flags.getOrDefault("uncontended", "1,8,32")),
-                    Integer.parseInt(flags.getOrDefault("contended", "16")),
-                    flags.getOrDefault("http", "raw"),
-                    !flags.getOrDefault("fsync", "yes").equals("no"),
-                    List.of(flags.getOrDefault("systems", "warden,curator").split(",")),
-                    Boolean.parseBoolean(flags.getOrDefault("curator-per-client", "false")),
-                    Path.of(flags.getOrDefault("out", System.getProperty("warden.it.logs", "target") + "/bench-results.md")));
-            List<String> known = List.of("warmup-s", "measure-s", "rounds", "uncontended", "contended", "http", "fsync", "systems",
-                    "curator-per-client", "out");
+            List<String> known = List.of("warmup-s", "measure-s", "rounds", "uncontended", "contended", "http",
+                    "sdk-per-client", "fsync", "systems", "curator-per-client", "out", "jfr");
             for (String key : flags.keySet()) {
                 if (!known.contains(key)) {
                     throw new IllegalArgumentException("unknown flag --" + key + "; known: " + known);
                 }
             }
-            return options;
+            List<String> http = List.of(flags.getOrDefault("http", "raw").split(","));
+            for (String kind : http) {
+                if (!CLIENT_KINDS.contains(kind)) {
+                    throw new IllegalArgumentException("--http " + kind + ": expected a comma list of " + CLIENT_KINDS);
+                }
+            }
+            return new Options(
+                    Integer.parseInt(flags.getOrDefault("warmup-s", "3")),
+                    Integer.parseInt(flags.getOrDefault("measure-s", "6")),
+                    Integer.parseInt(flags.getOrDefault("rounds", "2")),
+                    ints(flags.getOrDefault("uncontended", "1,8,32")),
+                    Integer.parseInt(flags.getOrDefault("contended", "16")),
+                    http,
+                    Boolean.parseBoolean(flags.getOrDefault("sdk-per-client", "false")),
+                    !flags.getOrDefault("fsync", "yes").equals("no"),
+                    List.of(flags.getOrDefault("systems", "warden,curator").split(",")),
+                    Boolean.parseBoolean(flags.getOrDefault("curator-per-client", "false")),
+                    Path.of(flags.getOrDefault("out", System.getProperty("warden.it.logs", "target") + "/bench-results.md")),
+                    flags.containsKey("jfr") ? Path.of(flags.get("jfr")) : null);
         }
 
         private static List<Integer> ints(String csv) {
@@ -107,9 +138,18 @@ public final class LockBenchmark {
 
     /** A system under test: makes clients on lock names. */
     interface Target {
+        /** {@code curator}, or {@code warden-<kind>}. */
         String name();
 
         LockClient client(String lockName, int index) throws Exception;
+
+        /** After a run's clients are closed: ends what they shared. */
+        default void endRun() {
+        }
+
+        default boolean isWarden() {
+            return name().startsWith("warden");
+        }
     }
 
     record Result(String system, String scenario, int clients, long ops, double seconds, Histogram latencyUs,
@@ -163,29 +203,34 @@ public final class LockBenchmark {
                             List.of("-Xms256m", "-Xmx1g"), List.of());
                     gateway.awaitReady(Duration.ofSeconds(60));
                     jdkHttp = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-                    targets.add(new WardenTarget(gateway.baseUri(), options.http(), jdkHttp));
+                    for (String kind : options.http()) {
+                        targets.add(kind.equals("sdk") ? new SdkTarget(gateway.baseUri(), options.sdkPerClient())
+                                : new WardenTarget(gateway.baseUri(), kind, jdkHttp));
+                    }
                 }
                 if (options.systems().contains("curator")) {
                     shared = options.curatorPerClient() ? null : newCurator(zk.connectString());
                     targets.add(new CuratorTarget(zk.connectString(), shared));
                 }
                 CpuMeter cpu = new CpuMeter(zk, gateway);
+                Profiler profiler = new Profiler(options.jfr(), gateway);
                 idle = idleCost(cpu);
 
                 // JIT warm-up of everything on a throwaway scenario, not reported.
                 for (Target target : targets) {
-                    run(target, "warm-up", 16, i -> "bench/warmup-" + i, options.warmupS(), Math.max(5, 2 * options.warmupS()), cpu);
+                    run(target, "warm-up", 16, i -> "bench/warmup-" + i, options.warmupS(), Math.max(5, 2 * options.warmupS()),
+                            cpu, Profiler.OFF, "");
                 }
                 int scenario = 0;
                 for (int clients : options.uncontended()) {
                     scenario++;
                     int n = scenario;
                     results.addAll(rounds(targets, options, "uncontended", clients,
-                            (round, i) -> "bench/u" + n + "-r" + round + "-" + i, cpu));
+                            (round, i) -> "bench/u" + n + "-r" + round + "-" + i, cpu, profiler));
                 }
                 if (options.contended() > 0) {
                     results.addAll(rounds(targets, options, "one name", options.contended(),
-                            (round, i) -> "bench/contended-r" + round, cpu));
+                            (round, i) -> "bench/contended-r" + round, cpu, profiler));
                 }
             } finally {
                 if (shared != null) {
@@ -211,13 +256,14 @@ public final class LockBenchmark {
 
     /** Runs the scenario on every target, {@code options.rounds()} times alternating; merges each target's rounds. */
     private static List<Result> rounds(List<Target> targets, Options options, String scenario, int clients, Names names,
-                                       CpuMeter cpu) throws Exception {
+                                       CpuMeter cpu, Profiler profiler) throws Exception {
         Map<String, Result> merged = new LinkedHashMap<>();
         for (int round = 1; round <= options.rounds(); round++) {
             int r = round;
             for (Target target : targets) {
+                String label = target.name() + "-" + scenario.replace(' ', '-') + "-" + clients + "-r" + round;
                 Result result = run(target, scenario, clients, i -> names.name(r, i), options.warmupS(),
-                        options.measureS(), cpu);
+                        options.measureS(), cpu, profiler, label);
                 merged.merge(target.name(), result, Result::plus);
             }
         }
@@ -225,7 +271,7 @@ public final class LockBenchmark {
     }
 
     private static Result run(Target target, String scenario, int clients, IntFunction<String> nameOf, int warmupS,
-                              int measureS, CpuMeter cpu) throws Exception {
+                              int measureS, CpuMeter cpu, Profiler profiler, String label) throws Exception {
         List<LockClient> lockClients = new ArrayList<>();
         for (int i = 0; i < clients; i++) {
             lockClients.add(target.client(nameOf.apply(i), i));
@@ -270,7 +316,10 @@ public final class LockBenchmark {
             threads.add(thread);
         }
         threads.forEach(Thread::start);
-        sleep(warmupS * 1000L);
+        long warmupEnds = System.nanoTime() + warmupS * 1_000_000_000L;
+        // Started in the warm-up, so that attaching (jcmd) does not fall into the measurement.
+        Profiler.Recording recording = profiler.start(label, target.isWarden());
+        sleep(Math.max(0, (warmupEnds - System.nanoTime()) / 1_000_000));
         Map<String, Double> cpu0 = cpu.snapshot();
         long start = System.nanoTime();
         phase.set(1);
@@ -278,12 +327,14 @@ public final class LockBenchmark {
         phase.set(2);
         long end = System.nanoTime();
         Map<String, Double> cpu1 = cpu.snapshot();
+        recording.stop();
         if (!done.await(60, TimeUnit.SECONDS)) {
             System.out.println("WARNING: clients of " + target.name() + " did not stop within 60 s");
         }
         for (LockClient client : lockClients) {
             client.close();
         }
+        target.endRun();
         Histogram merged = new Histogram(60_000_000L, 3);
         long total = 0;
         for (int i = 0; i < clients; i++) {
@@ -296,7 +347,7 @@ public final class LockBenchmark {
         }
         Result result = new Result(target.name(), scenario, clients, total, (end - start) / 1e9, merged,
                 errors.get(), firstError[0], cpuMsPerOp);
-        System.out.printf(Locale.ROOT, "%-8s %-12s %3d clients: %8.0f ops/s p50 %6.2f ms p99 %6.2f ms errors %d%s cpu ms/op %s%n",
+        System.out.printf(Locale.ROOT, "%-11s %-12s %3d clients: %8.0f ops/s p50 %6.2f ms p99 %6.2f ms errors %d%s cpu ms/op %s%n",
                 result.system(), scenario, clients, result.throughput(), result.p50Ms(), result.p99Ms(), result.errors(),
                 result.firstError() == null ? "" : " (first: " + result.firstError() + ")", format(cpuMsPerOp));
         return result;
@@ -325,46 +376,55 @@ public final class LockBenchmark {
     private static String report(Options options, List<Result> results) {
         StringBuilder out = new StringBuilder();
         out.append(String.format(Locale.ROOT, "Run %s (load average at the end %s): %d rounds of warm-up %d s and "
-                        + "measurement %d s per system and scenario, alternating; ZooKeeper fsync %s; Warden HTTP client %s;"
+                        + "measurement %d s per system and scenario, alternating; ZooKeeper fsync %s; Warden clients %s%s;"
                         + " Curator: %s.%n%n",
                 LocalDateTime.now().withNano(0), loadAverage(), options.rounds(),
-                options.warmupS(), options.measureS(), options.fsync() ? "on" : "off", options.http(),
+                options.warmupS(), options.measureS(), options.fsync() ? "on" : "off", String.join(", ", options.http()),
+                options.http().contains("sdk") ? (options.sdkPerClient() ? " (sdk: one WardenClient per client thread)"
+                        : " (sdk: one WardenClient shared by the client threads)") : "",
                 options.curatorPerClient() ? "one CuratorFramework per client" : "one shared CuratorFramework"));
-        out.append("| scenario | clients | Warden pairs/s | Warden p50 ms | Warden p99 ms | Curator pairs/s | Curator p50 ms "
-                + "| Curator p99 ms | ratio W/C | p50 overhead ms |\n");
-        out.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
-        Map<String, Result[]> rows = new LinkedHashMap<>();
+        out.append("| scenario | clients | Warden via | Warden pairs/s | Warden p50 ms | Warden p99 ms | Curator pairs/s "
+                + "| Curator p50 ms | Curator p99 ms | ratio W/C | p50 overhead ms |\n");
+        out.append("|---|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+        // scenario/clients -> system -> result
+        Map<String, Map<String, Result>> rows = new LinkedHashMap<>();
         for (Result r : results) {
-            Result[] row = rows.computeIfAbsent(r.scenario() + "/" + r.clients(), k -> new Result[2]);
-            row[r.system().equals("warden") ? 0 : 1] = r;
+            rows.computeIfAbsent(r.scenario() + "/" + r.clients(), k -> new LinkedHashMap<>()).put(r.system(), r);
         }
-        for (Result[] row : rows.values()) {
-            Result w = row[0];
-            Result c = row[1];
-            Result any = w != null ? w : c;
-            out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |%n",
-                    any.scenario().equals("one name") ? "one name (handoffs/s)" : "uncontended, distinct names",
-                    any.clients(),
-                    w == null ? "-" : String.format(Locale.ROOT, "%.0f", w.throughput()),
-                    w == null ? "-" : String.format(Locale.ROOT, "%.2f", w.p50Ms()),
-                    w == null ? "-" : String.format(Locale.ROOT, "%.2f", w.p99Ms()),
-                    c == null ? "-" : String.format(Locale.ROOT, "%.0f", c.throughput()),
-                    c == null ? "-" : String.format(Locale.ROOT, "%.2f", c.p50Ms()),
-                    c == null ? "-" : String.format(Locale.ROOT, "%.2f", c.p99Ms()),
-                    w == null || c == null ? "-" : String.format(Locale.ROOT, "%.2f", w.throughput() / c.throughput()),
-                    w == null || c == null ? "-" : String.format(Locale.ROOT, "%+.2f", w.p50Ms() - c.p50Ms())));
+        for (Map<String, Result> row : rows.values()) {
+            Result c = row.get("curator");
+            List<Result> wardens = row.values().stream().filter(r -> !r.system().equals("curator")).toList();
+            for (Result w : wardens.isEmpty() ? java.util.Collections.<Result>singletonList(null) : wardens) {
+                Result any = w != null ? w : c;
+                out.append(String.format(Locale.ROOT, "| %s | %d | %s | %s | %s | %s | %s | %s | %s | %s | %s |%n",
+                        any.scenario().equals("one name") ? "one name (handoffs/s)" : "uncontended, distinct names",
+                        any.clients(),
+                        w == null ? "-" : w.system().substring("warden-".length()),
+                        w == null ? "-" : String.format(Locale.ROOT, "%.0f", w.throughput()),
+                        w == null ? "-" : String.format(Locale.ROOT, "%.2f", w.p50Ms()),
+                        w == null ? "-" : String.format(Locale.ROOT, "%.2f", w.p99Ms()),
+                        c == null ? "-" : String.format(Locale.ROOT, "%.0f", c.throughput()),
+                        c == null ? "-" : String.format(Locale.ROOT, "%.2f", c.p50Ms()),
+                        c == null ? "-" : String.format(Locale.ROOT, "%.2f", c.p99Ms()),
+                        w == null || c == null ? "-" : String.format(Locale.ROOT, "%.2f", w.throughput() / c.throughput()),
+                        w == null || c == null ? "-" : String.format(Locale.ROOT, "%+.2f", w.p50Ms() - c.p50Ms())));
+            }
         }
-        out.append("\nCost per acquire+release pair: ms of CPU time per process (from /proc; 2 cores = 2000 ms per second),"
-                + " and requests received by the ZooKeeper servers (mntr zk_packets_received):\n\n");
-        out.append("| system | scenario | clients | gateway | 3 ZooKeeper servers | load generator JVM "
+        out.append("\nCost per acquire+release pair: ms of CPU time per process (utime+stime from /proc; 2 cores = 2000 ms"
+                + " per second), and requests received by the ZooKeeper servers (mntr zk_packets_received):\n\n");
+        out.append("| system | scenario | clients | gateway | 3 ZooKeeper servers | zk1 / zk2 / zk3 | load generator JVM "
                 + "| ZooKeeper requests per pair | errors |\n");
-        out.append("|---|---|---:|---:|---:|---:|---:|---:|\n");
+        out.append("|---|---|---:|---:|---:|---|---:|---:|---:|\n");
         for (Result r : results) {
             Map<String, Double> c = r.cpuMsPerOp();
-            out.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %.3f | %.3f | %.1f | %d |%n", r.system(),
+            List<String> each = new ArrayList<>();
+            for (int i = 1; c.containsKey("zk" + i); i++) {
+                each.add(String.format(Locale.ROOT, "%.3f", c.get("zk" + i)));
+            }
+            out.append(String.format(Locale.ROOT, "| %s | %s | %d | %s | %.3f | %s | %.3f | %.1f | %d |%n", r.system(),
                     r.scenario(), r.clients(),
                     c.containsKey("gateway") ? String.format(Locale.ROOT, "%.3f", c.get("gateway")) : "-",
-                    c.getOrDefault("zk", Double.NaN), c.getOrDefault("client", Double.NaN),
+                    c.getOrDefault("zk", Double.NaN), String.join(" / ", each), c.getOrDefault("client", Double.NaN),
                     c.getOrDefault("zkRequests", Double.NaN), r.errors()));
         }
         return out.toString();
@@ -405,7 +465,10 @@ public final class LockBenchmark {
         }
     }
 
-    /** CPU time of the processes, in ms, from {@code ProcessHandle.info().totalCpuDuration()} (Linux: /proc). */
+    /**
+     * CPU time of the processes, in ms, from {@code ProcessHandle.info().totalCpuDuration()}: on Linux, utime + stime of
+     * {@code /proc/<pid>/stat} (clock ticks, usually 10 ms: a measurement window of seconds has thousands).
+     */
     static final class CpuMeter {
         private final ZkEnsemble zk;
         private final GatewayProcess gateway;
@@ -421,10 +484,14 @@ public final class LockBenchmark {
                 cpu.put("gateway", cpuMs(gateway.process().pid()));
             }
             double zkTotal = 0;
+            Map<String, Double> each = new LinkedHashMap<>();
             for (int i = 0; i < zk.size(); i++) {
-                zkTotal += cpuMs(zk.server(i).pid());
+                double ms = cpuMs(zk.server(i).pid());
+                each.put("zk" + (i + 1), ms);
+                zkTotal += ms;
             }
             cpu.put("zk", zkTotal);
+            cpu.putAll(each);
             cpu.put("client", cpuMs(ProcessHandle.current().pid()));
             // Not CPU: the requests the ZooKeeper servers received from their clients (pings included).
             double packets = 0;
@@ -454,7 +521,7 @@ public final class LockBenchmark {
 
         @Override
         public String name() {
-            return "warden";
+            return "warden-" + http;
         }
 
         @Override
@@ -514,6 +581,140 @@ public final class LockBenchmark {
                 // the session expires on its own
             }
             http.close();
+        }
+    }
+
+    /**
+     * Warden through its Java SDK: one {@link io.warden.client.WardenClient} shared by the run's client threads (the
+     * SDK's usual shape: one session per process), or one per thread with {@code --sdk-per-client}. Each thread loops
+     * {@code lock.acquire(30 s)} and {@code hold.release()} on a {@link FencedLock} of its own name.
+     *
+     * <p>Concurrency: {@link #client} and {@link #endRun} are called by the benchmark's main thread only.
+     */
+    static final class SdkTarget implements Target {
+        private final URI base;
+        private final boolean perClient;
+        private io.warden.client.WardenClient shared;
+
+        SdkTarget(URI base, boolean perClient) {
+            this.base = base;
+            this.perClient = perClient;
+        }
+
+        @Override
+        public String name() {
+            return "warden-sdk";
+        }
+
+        private static io.warden.client.WardenClient open(URI base, String clientId) {
+            return io.warden.client.WardenClient.builder().endpoints(base.toString()).clientId(clientId).build();
+        }
+
+        @Override
+        public LockClient client(String lockName, int index) {
+            io.warden.client.WardenClient client;
+            if (perClient) {
+                client = open(base, "bench-sdk-" + index);
+            } else {
+                if (shared == null) {
+                    shared = open(base, "bench-sdk");
+                }
+                client = shared;
+            }
+            FencedLock lock = client.lock(lockName);
+            return new LockClient() {
+                private Hold hold;
+
+                @Override
+                public void acquire() {
+                    hold = lock.acquire(Duration.ofSeconds(30));
+                }
+
+                @Override
+                public void release() {
+                    hold.release();
+                }
+
+                @Override
+                public void close() {
+                    if (perClient) {
+                        client.close();
+                    }
+                }
+            };
+        }
+
+        @Override
+        public void endRun() {
+            if (shared != null) {
+                shared.close();
+                shared = null;
+            }
+        }
+    }
+
+    /**
+     * JFR recordings of runs ({@code --jfr DIR}): of this JVM through {@link jdk.jfr.Recording}, of the gateway through
+     * {@code jcmd <pid> JFR.start/JFR.stop}, both with the JDK's {@code profile} settings.
+     */
+    static final class Profiler {
+        static final Profiler OFF = new Profiler(null, null);
+
+        interface Recording {
+            void stop();
+        }
+
+        private final Path dir;
+        private final GatewayProcess gateway;
+
+        Profiler(Path dir, GatewayProcess gateway) {
+            this.dir = dir;
+            this.gateway = gateway;
+        }
+
+        Recording start(String label, boolean withGateway) throws IOException {
+            if (dir == null) {
+                return () -> { };
+            }
+            Files.createDirectories(dir);
+            jdk.jfr.Recording own;
+            try {
+                own = new jdk.jfr.Recording(jdk.jfr.Configuration.getConfiguration("profile"));
+            } catch (java.text.ParseException e) {
+                throw new IOException(e);
+            }
+            own.setDestination(dir.resolve(label + "-client.jfr").toAbsolutePath());
+            own.start();
+            boolean gw = withGateway && gateway != null;
+            if (gw) {
+                jcmd("JFR.start", "name=" + label, "settings=profile",
+                        "filename=" + dir.resolve(label + "-gateway.jfr").toAbsolutePath());
+            }
+            return () -> {
+                own.stop();
+                own.close();
+                if (gw) {
+                    jcmd("JFR.stop", "name=" + label);
+                }
+            };
+        }
+
+        private void jcmd(String... command) {
+            List<String> line = new ArrayList<>();
+            line.add(Path.of(System.getProperty("java.home"), "bin", "jcmd").toString());
+            line.add(Long.toString(gateway.process().pid()));
+            line.addAll(List.of(command));
+            try {
+                Process p = new ProcessBuilder(line).redirectErrorStream(true).start();
+                String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+                if (p.waitFor() != 0) {
+                    System.out.println("WARNING: " + line + " failed: " + output);
+                }
+            } catch (IOException e) {
+                System.out.println("WARNING: " + line + " failed: " + e);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
     }
 
