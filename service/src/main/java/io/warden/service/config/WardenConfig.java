@@ -61,7 +61,7 @@ import java.time.Duration;
  * @param zkSaslUser            the SASL (DIGEST-MD5) user the gateway logs in to ZooKeeper as, or null for none
  * @param zkSaslPasswordFile    a file holding that user's password
  * @param zkAcl                 the ACL of every node the gateway makes ({@code auto}, {@code open}, or a list of
- *                              {@code scheme:id:perms}; see {@link io.warden.service.zk.ZkSecurity})
+ *                              {@code scheme:id:perms}; see {@link ZkAcl})
  * @param zkMaxPacketBytes      the largest ZooKeeper reply the gateway's client accepts (its {@code jute.maxbuffer}); a
  *                              lock whose listing would take more than half of it is not listed
  * @param watchMirrorBytes      what the watch mirror may take of the heap, estimated, in bytes; 0 = half the heap

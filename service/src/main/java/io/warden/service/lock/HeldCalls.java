@@ -1,6 +1,7 @@
 package io.warden.service.lock;
 
 import io.warden.service.api.AcquireResult.Status;
+import io.warden.service.api.Holder;
 import io.warden.service.api.AcquireResult;
 import io.warden.service.api.LockName;
 import io.warden.service.api.LockTooLargeException;
@@ -249,6 +250,11 @@ final class HeldCalls {
             return;
         }
         log.debug("wait of request {} on {} ran out ({} ms)", w.req.requestId(), w.req.name(), w.req.waitMs());
+        decideAtEnd(w);
+    }
+
+    /** In state ENDING: reads the queue and grants the call if it holds after all, else times it out. */
+    private void decideAtEnd(HeldCall w) {
         queues.read(w.lockPath, "the request's place is not known").whenComplete((cs, err) -> {
             if (err != null) {
                 if (Zk.code(err) == Code.NONODE) {
@@ -294,14 +300,34 @@ final class HeldCalls {
                     new AcquireResult(Status.QUEUED, null, position, err == null ? holders : List.of(), stat.getPzxid())));
             return;
         }
-        remove(w).thenCompose(v -> reader.holders(w.lockPath, q)).whenComplete((holders, err) -> {
-            if (err != null && !(Zk.unwrap(err) instanceof WardenException)) {
-                finishWithError(w, Zk.translate(err));
-            } else if (err != null) {
-                finishWithError(w, Zk.unwrap(err));
-            } else {
-                finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, holders, stat.getPzxid()));
+        // Removed only while the entry that blocks it is still there (RequestEnds#endWhileBlocked): once that entry
+        // goes the request may hold, and another call for it (a retry elsewhere) may have been told so.
+        java.util.Optional<QueueEntry> blocker = q.blocker(position);
+        CompletableFuture<RequestEnds.Ended> ended = blocker.isPresent()
+                ? ends.endWhileBlocked(w.lockPath + "/" + w.node, w.req.sessionId(), w.uuid,
+                        w.lockPath + "/" + blocker.get().node())
+                : remove(w).thenApply(v -> RequestEnds.Ended.GONE); // an entry that can never hold: nothing to wait for
+        ended.whenComplete((how, e) -> {
+            if (e == null && how == RequestEnds.Ended.UNBLOCKED) {
+                log.debug("request {} on {} (token {}) was unblocked as its wait ran out: looking again", w.req.requestId(),
+                        w.req.name(), w.token);
+                decideAtEnd(w);
+                return;
             }
+            if (e == null && how == RequestEnds.Ended.ENDED) {
+                counted(w);
+            }
+            CompletableFuture<List<Holder>> holders = e != null
+                    ? CompletableFuture.failedFuture(e) : reader.holders(w.lockPath, q);
+            holders.whenComplete((hs, err) -> {
+                if (err != null && !(Zk.unwrap(err) instanceof WardenException)) {
+                    finishWithError(w, Zk.translate(err));
+                } else if (err != null) {
+                    finishWithError(w, Zk.unwrap(err));
+                } else {
+                    finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, hs, stat.getPzxid()));
+                }
+            });
         });
     }
 
@@ -310,10 +336,15 @@ final class HeldCalls {
         return ends.end(w.lockPath + "/" + w.node, w.req.sessionId(), w.uuid)
                 .thenAccept(deleted -> {
                     if (deleted) {
-                        sessions.count(w.req.sessionId(), -1);
-                        quotas.ended(w.req.sessionId(), w.uuid);
+                        counted(w);
                     }
                 });
+    }
+
+    /** The call's request ended here: it no longer counts against its session and its principal. */
+    private void counted(HeldCall w) {
+        sessions.count(w.req.sessionId(), -1);
+        quotas.ended(w.req.sessionId(), w.uuid);
     }
 
     /**

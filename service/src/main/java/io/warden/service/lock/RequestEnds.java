@@ -190,6 +190,54 @@ final class RequestEnds {
         }).thenCompose(f -> f);
     }
 
+    /** How {@link #endWhileBlocked} went. */
+    enum Ended {
+        /** The request ended here: node deleted, record tombstoned, end marked. */
+        ENDED,
+        /** Its node was already gone (ended elsewhere, or its session's end). */
+        GONE,
+        /** The entry that blocked it is gone, so it may hold now: nothing was changed. */
+        UNBLOCKED
+    }
+
+    /**
+     * Ends a request that does not hold — a held call whose wait ran out, or a try-lock — on condition that
+     * {@code blockerPath}, the entry that kept it from holding when the caller looked, is still there: the check is in
+     * the same multi. Without it the end could land after the blocker went and another call for the same request (a
+     * retry with its request id, at another gateway) was told GRANTED: a cancel held up by a lost quorum or a queue of
+     * writes removed a hold its client had been given. While the blocker exists the request cannot hold (the blocker is
+     * ahead of it and entries ahead never come back), so no call was told it did.
+     */
+    CompletableFuture<Ended> endWhileBlocked(String nodePath, String sessionId, String uuid, String blockerPath) {
+        List<CuratorOp> ops = new java.util.ArrayList<>(4);
+        try {
+            ops.add(zk.ops().check().forPath(blockerPath));
+            ops.addAll(tombstones.endOps(nodePath, sessionId, uuid));
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.multi(ops).handle((r, err) -> {
+            if (err == null) {
+                nodes.forget(nodePath);
+                tombstones.ended(sessionId, r.get(3).getResultPath());
+                return CompletableFuture.completedFuture(Ended.ENDED);
+            }
+            if (Zk.unwrap(err) instanceof Zk.MultiFailure mf && mf.code() == Code.NONODE) {
+                if (mf.failedIndex() == 0) {
+                    // The blocker went (or a first attempt was applied and this is Curator's resend): look again.
+                    return CompletableFuture.completedFuture(Ended.UNBLOCKED);
+                }
+                if (mf.maybeApplied()) {
+                    String record = CellPaths.sessionRequest(sessionId, uuid);
+                    return zk.exists(record).thenApply(stat -> stat != null
+                            && stat.getVersion() == Tombstones.TOMBSTONE_VERSION ? Ended.ENDED : Ended.GONE);
+                }
+                return CompletableFuture.completedFuture(Ended.GONE);
+            }
+            throw Zk.translate(err);
+        }).thenCompose(f -> f);
+    }
+
     /**
      * {@link #find}, and when it finds nothing (no such grant, or no such session) {@code sync} and find again: this
      * gateway's server may be a follower behind the leader, which has not applied the grant (or the session) another

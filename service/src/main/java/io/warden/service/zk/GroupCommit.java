@@ -30,9 +30,10 @@ import java.util.function.LongSupplier;
  *
  * <p>Each call is answered as if it had been sent alone:
  * <ul>
- *   <li>A batch never holds two sequential creates under one parent (two queue nodes of one lock; two end markers of
- *   one session). Nodes made in one transaction share its zxid, and a queue node's czxid is its token: two of one name
- *   would tie. The second call waits for a later batch, and so do the calls after it under that parent, in order.</li>
+ *   <li>A batch never holds two sequential creates under one parent (two queue nodes of one lock), but for a session's
+ *   end markers ({@link #isEndMarker}). Nodes made in one transaction share its zxid, and a queue node's czxid is its
+ *   token: two of one name would tie. The second call waits for a later batch, and so do the calls after it under that
+ *   parent, in order.</li>
  *   <li>A {@code multi} is all or nothing. When a batch fails at an operation (ZooKeeper evaluated it: NONODE,
  *   NODEEXISTS, BADVERSION...), each call's operations are sent again alone, in the batch's order, and each call gets
  *   that reply: its own results, its own failed index. No call's outcome depends on another's (Apache Pulsar's metadata
@@ -53,6 +54,8 @@ import java.util.function.LongSupplier;
 final class GroupCommit extends Batcher<GroupCommit.Call> {
     /** How far past the head a batch looks for calls that may join it when earlier ones must wait (same parent). */
     private static final int SCAN = 4_096;
+    /** The first character of an end marker's name (see {@link #isEndMarker}). */
+    private static final String END_MARKER = "~";
     /** Per operation in a multi request: its header (type, done, error). */
     private static final int OP_HEADER_BYTES = 9;
 
@@ -91,7 +94,8 @@ final class GroupCommit extends Batcher<GroupCommit.Call> {
                 size += OP_HEADER_BYTES + serializedSize(record);
                 int flags = record instanceof CreateRequest create ? create.getFlags()
                         : record instanceof CreateTTLRequest ttl ? ttl.getFlags() : -1;
-                if (flags >= 0 && CreateMode.fromFlag(flags, CreateMode.PERSISTENT).isSequential()) {
+                if (flags >= 0 && CreateMode.fromFlag(flags, CreateMode.PERSISTENT).isSequential()
+                        && !isEndMarker(raw.getPath())) {
                     if (parents.isEmpty()) {
                         parents = new HashSet<>(2);
                     }
@@ -226,6 +230,17 @@ final class GroupCommit extends Batcher<GroupCommit.Call> {
             }
         }
         return false;
+    }
+
+    /**
+     * Whether {@code path} is a session's end marker ({@code /sessions/{sh}/{session}/~{uuid}_{seq}}). End markers say by
+     * their sequence numbers in what order a session's requests ended, never by their zxid, and the creates of one
+     * transaction get distinct sequence numbers in the transaction's order: so one session's releases may share a
+     * batch (all of an SDK's threads share one session).
+     */
+    static boolean isEndMarker(String path) {
+        int slash = path.lastIndexOf('/');
+        return slash >= 0 && path.startsWith(END_MARKER, slash + 1) && path.contains(CellPaths.SESSIONS + "/");
     }
 
     private static String parentOf(String path) {

@@ -213,6 +213,43 @@ class GroupCommitTest {
         }
     }
 
+    /**
+     * All the threads of an SDK process share one session, and each release makes an end marker under that session:
+     * releases of one session made together share a transaction (end markers are ordered by their sequence numbers,
+     * which differ within one), and each is answered as alone, with a marker of its own.
+     */
+    @Test
+    void releasesOfOneSessionMadeTogether_shareATransaction_eachWithItsOwnMarker() throws Exception {
+        Gateway gw = fx.gateway();
+        Warden w = gw.warden();
+        String s = session(w, "sdk", 60_000);
+        List<Supplier<CompletableFuture<Boolean>>> releases = new ArrayList<>();
+        for (int i = 0; i < 8; i++) {
+            String name = "markers/lock-" + i;
+            AcquireResult r = join(w.acquire(exclusive(s, name, 0)));
+            assertThat(r.status()).isEqualTo(Status.GRANTED);
+            releases.add(() -> w.release(s, LockName.parse(name), r.token()));
+        }
+        String sessionPath = CellPaths.session(s);
+        long markersBefore = markers(sessionPath).size();
+
+        List<CompletableFuture<Boolean>> answers = OneBatch.afterWrite(gw.curator(), gw.zk(), releases);
+
+        for (CompletableFuture<Boolean> a : answers) {
+            assertThat(a.get(30, TimeUnit.SECONDS)).as("released").isTrue();
+        }
+        List<String> markers = markers(sessionPath);
+        assertThat(markers).as("one end marker per release").hasSize((int) markersBefore + 8);
+        assertThat(largestWriteBatch(gw)).as("the releases went together").isGreaterThanOrEqualTo(8);
+        for (int i = 0; i < 8; i++) {
+            assertThat(fx.queue("markers/lock-" + i)).as("markers/lock-" + i + " is free").isEmpty();
+        }
+    }
+
+    private List<String> markers(String sessionPath) throws Exception {
+        return fx.curator.getChildren().forPath(sessionPath).stream().filter(n -> n.startsWith("~")).toList();
+    }
+
     /** The index of a client whose acquire of tie/one has been granted and not yet released, or -1. */
     private static int granted(List<CompletableFuture<AcquireResult>> answers, Set<Integer> served) {
         for (int i = 0; i < answers.size() / 2; i++) {

@@ -51,6 +51,11 @@ public final class ZkCutProxy implements AutoCloseable {
     private final AtomicBoolean cut = new AtomicBoolean();
     private final List<Socket> sockets = new CopyOnWriteArrayList<>();
     private volatile long requestDelayMillis;
+    /** The op code of the next request to hold, or 0; only one whose body contains {@link #holdOnly}. */
+    private final AtomicInteger holdArmed = new AtomicInteger();
+    private volatile String holdOnly = "";
+    private volatile java.util.concurrent.CountDownLatch held = new java.util.concurrent.CountDownLatch(0);
+    private final java.util.concurrent.atomic.AtomicBoolean holding = new java.util.concurrent.atomic.AtomicBoolean();
     private volatile boolean blackholed;
     private volatile boolean partitioned;
     private volatile boolean closed;
@@ -93,6 +98,26 @@ public final class ZkCutProxy implements AutoCloseable {
     /** From now on each request is held this long before it goes on to the server (0: none); replies are not delayed. */
     public void delayRequests(long millis) {
         requestDelayMillis = millis;
+    }
+
+    /**
+     * The next request with this op code whose body contains {@code pathPart} is held before it reaches the server, and
+     * every request after it on its connection with it (ZooKeeper's order is kept), until {@link #releaseHeld()}.
+     */
+    public void holdNext(int opCode, String pathPart) {
+        held = new java.util.concurrent.CountDownLatch(1);
+        holdOnly = pathPart;
+        holdArmed.set(opCode);
+    }
+
+    /** Whether a request is being held ({@link #holdNext}). */
+    public boolean holding() {
+        return holding.get();
+    }
+
+    /** Lets the held request, and those after it, go on to the server. */
+    public void releaseHeld() {
+        held.countDown();
     }
 
     /** Drops every byte in both directions from now on; sockets stay open (connections are accepted, then starved). */
@@ -166,6 +191,14 @@ public final class ZkCutProxy implements AutoCloseable {
                 }
                 if (blackholed) {
                     continue; // dropped on the floor
+                }
+                int opCode = !first && length >= 8 ? readInt(body, 4) : 0;
+                if (opCode != 0 && holdArmed.get() == opCode
+                        && new String(body, StandardCharsets.ISO_8859_1).contains(holdOnly)
+                        && holdArmed.compareAndSet(opCode, 0)) {
+                    holding.set(true);
+                    held.await(); // until releaseHeld: synchronisation with the test, not a delay
+                    holding.set(false);
                 }
                 long delay = requestDelayMillis;
                 if (delay > 0) {
