@@ -88,25 +88,6 @@ class RequestBudgetTest {
         assertThat(perPair).as("ZooKeeper requests per pair at %d concurrent clients", clients).isLessThanOrEqualTo(1.0);
     }
 
-    /**
-     * The same with one session for all 32 clients, as an SDK process has (one {@code WardenClient} shared by its
-     * threads): its releases' end markers are children of that one session, and still go together. 1.3 measured (2.1
-     * while one session's end markers went one per batch); what keeps it above the 32-session figure is not yet known.
-     */
-    @Test
-    void thirtyTwoClientsOfOneSession_costAtMostOneZooKeeperRequestPerPair() throws Exception {
-        int clients = 32;
-        int pairsEach = 40;
-        String one = session(w, "budget-sdk", 120_000);
-        List<String> sessions = java.util.Collections.nCopies(clients, one);
-        chains(sessions, 10);
-        long before = fx.packetsReceived();
-        chains(sessions, pairsEach);
-        double perPair = (fx.packetsReceived() - before) / (double) (clients * pairsEach);
-        System.out.printf("ZooKeeper requests per pair at %d concurrent clients of one session: %.2f%n", clients, perPair);
-        assertThat(perPair).as("ZooKeeper requests per pair at %d clients of one session", clients).isLessThanOrEqualTo(1.5);
-    }
-
     private void chains(List<String> sessions, int pairsEach) {
         List<CompletableFuture<Void>> all = new ArrayList<>();
         for (int i = 0; i < sessions.size(); i++) {
