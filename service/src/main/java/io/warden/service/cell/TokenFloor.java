@@ -3,7 +3,6 @@ package io.warden.service.cell;
 import io.warden.service.api.WardenException;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Zk;
-import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
@@ -130,18 +129,7 @@ public final class TokenFloor implements Tokens {
             return done;
         }
         String path = chroot + CellPaths.TOKEN_FLOOR;
-        CompletableFuture<Void> watched = new CompletableFuture<>();
-        try {
-            h.addWatch(path, watcher, AddWatchMode.PERSISTENT_RECURSIVE, (rc, p, ctx) -> {
-                if (rc == KeeperException.Code.OK.intValue()) {
-                    watched.complete(null);
-                } else {
-                    watched.completeExceptionally(KeeperException.create(KeeperException.Code.get(rc), p));
-                }
-            }, null);
-        } catch (RuntimeException e) {
-            watched.completeExceptionally(e);
-        }
+        CompletableFuture<Void> watched = Zk.addPersistentRecursiveWatch(h, path, watcher);
         // The data watch first, then the listing: a raise after the listing's read is notified (the persistent watch is
         // set by the time this reply comes, on the same connection), one before it is listed.
         watched.thenCompose(v -> armDataWatch(h)).thenCompose(v -> list()).whenComplete((listing, err) ->

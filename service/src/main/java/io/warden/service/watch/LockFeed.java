@@ -8,7 +8,6 @@ import io.warden.service.zk.Json;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.framework.state.ConnectionStateListener;
-import org.apache.zookeeper.AddWatchMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.WatchedEvent;
 import org.apache.zookeeper.Watcher;
@@ -265,7 +264,7 @@ final class LockFeed {
         handle = h;
         List<CompletableFuture<Void>> watches = new ArrayList<>();
         for (String path : new String[]{CellPaths.LOCKS, CellPaths.EXPIRED, CellPaths.LOCK_DELAY, CellPaths.SESSIONS}) {
-            watches.add(addWatch(h, chroot + path));
+            watches.add(Zk.addPersistentRecursiveWatch(h, chroot + path, watcher));
         }
         // The last addWatch reply arrives on ZooKeeper's event thread before any notification of that watch, so the
         // read below starts before every notification the read might not reflect: those complete transactions that
@@ -282,22 +281,6 @@ final class LockFeed {
             replayNotes = 0;
             loader.load().whenComplete((snapshot, e) -> onHub(() -> install(gen, snapshot, e)));
         }));
-    }
-
-    private CompletableFuture<Void> addWatch(ZooKeeper h, String path) {
-        CompletableFuture<Void> f = new CompletableFuture<>();
-        try {
-            h.addWatch(path, watcher, AddWatchMode.PERSISTENT_RECURSIVE, (rc, p, ctx) -> {
-                if (rc == KeeperException.Code.OK.intValue()) {
-                    f.complete(null);
-                } else {
-                    f.completeExceptionally(KeeperException.create(KeeperException.Code.get(rc), p));
-                }
-            }, null);
-        } catch (RuntimeException e) {
-            f.completeExceptionally(e);
-        }
-        return f;
     }
 
     /** The read is in: replace the mirror, replay what completed meanwhile, and write the barrier. */

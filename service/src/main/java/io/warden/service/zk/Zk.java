@@ -372,6 +372,27 @@ public final class Zk {
         return f;
     }
 
+    /**
+     * Sets a persistent recursive watch on {@code fullPath} (chroot included) through ZooKeeper's own handle {@code h}
+     * (Curator has no asynchronous form of it); completes once the server has set it, or fails with its error.
+     */
+    public static CompletableFuture<Void> addPersistentRecursiveWatch(org.apache.zookeeper.ZooKeeper h, String fullPath,
+                                                                     Watcher watcher) {
+        CompletableFuture<Void> f = new CompletableFuture<>();
+        try {
+            h.addWatch(fullPath, watcher, org.apache.zookeeper.AddWatchMode.PERSISTENT_RECURSIVE, (rc, p, ctx) -> {
+                if (rc == KeeperException.Code.OK.intValue()) {
+                    f.complete(null);
+                } else {
+                    f.completeExceptionally(KeeperException.create(KeeperException.Code.get(rc), p));
+                }
+            }, null);
+        } catch (RuntimeException e) {
+            f.completeExceptionally(e);
+        }
+        return f;
+    }
+
     /** Builds transaction operations ({@code zk.ops().create()...}). */
     public org.apache.curator.framework.api.transaction.TransactionOp ops() {
         return client.transactionOp();
