@@ -128,12 +128,15 @@ class Http1ClientTest {
     }
 
     @Test
-    void noServer_failsWithTheConnectError() {
-        int port = server.getLocalPort();
-        assertThatThrownBy(() -> {
-            server.close();
-            client.send("http://127.0.0.1:" + port, "GET", "/", new String[0], null, Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS);
-        }).hasCauseInstanceOf(java.net.ConnectException.class);
+    void noServer_failsWithTheConnectError() throws IOException {
+        // A port bound and not listening: refused, and taken, so no other socket (nor a connection to itself, which a
+        // freed ephemeral port allows) can answer there.
+        try (Socket holder = new Socket()) {
+            holder.bind(new java.net.InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            int port = holder.getLocalPort();
+            assertThatThrownBy(() -> client.send("http://127.0.0.1:" + port, "GET", "/", new String[0], null,
+                    Duration.ofSeconds(5)).get(10, TimeUnit.SECONDS)).hasCauseInstanceOf(java.net.ConnectException.class);
+        }
     }
 
     @Test
