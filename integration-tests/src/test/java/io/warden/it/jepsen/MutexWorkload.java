@@ -31,8 +31,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  *
  * <p>What is recorded: an acquire is GRANTED (with its token), NOT_GRANTED (timed out, refused, or the session was
  * gone) or UNKNOWN (no gateway answered within the retry budget: it may be queued or granted); a release RELEASED,
- * NOT_RELEASED, or UNKNOWN when no answer came, or when it said false after an attempt whose reply was lost (that
- * attempt may have released it). After an UNKNOWN the thread closes its session and opens another, so whatever the
+ * NOT_RELEASED, or UNKNOWN when no answer came, or when it said false or 404 after an attempt whose reply was lost
+ * (that attempt may have released it; an acquire likewise). After an UNKNOWN the thread closes its session and opens another, so whatever the
  * lost call did ends with the session. Every session ends in one END operation, written at the end of the run:
  * from the earliest moment it may have ended (its close was sent, or its last acknowledged keepalive's send time plus
  * its TTL) to the first moment a gateway said it was gone (404) — or never, if none did. A session seen gone before it
@@ -270,7 +270,7 @@ public final class MutexWorkload {
                 } catch (SessionNotFoundException e) {
                     long ret = System.nanoTime();
                     session.gone(ret);
-                    record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.NOT_GRANTED, call, ret);
+                    record(process, lock, Op.Kind.ACQUIRE, session.id, 0, gone(e), call, ret);
                 } catch (RuntimeException e) {
                     record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER);
                 }
@@ -328,12 +328,18 @@ public final class MutexWorkload {
             } catch (SessionNotFoundException e) {
                 ret = System.nanoTime();
                 session.gone(ret);
-                outcome = Op.Outcome.NOT_GRANTED;
+                outcome = gone(e);
                 if (session.lapsing) {
                     lapsedWhileQueued.incrementAndGet();
                 }
             } catch (ProblemException e) {
                 ret = System.nanoTime();
+                if (e.ambiguous()) { // an earlier attempt may have queued or been granted
+                    record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER);
+                    abandon(session);
+                    session = null;
+                    continue;
+                }
                 outcome = Op.Outcome.NOT_GRANTED; // a 4xx verdict: nothing was done
             } catch (RuntimeException e) {
                 record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER);
@@ -412,9 +418,15 @@ public final class MutexWorkload {
             } catch (SessionNotFoundException e) {
                 ret = System.nanoTime();
                 session.gone(ret);
-                outcome = Op.Outcome.NOT_GRANTED;
+                outcome = gone(e);
             } catch (ProblemException e) {
                 ret = System.nanoTime();
+                if (e.ambiguous()) { // an earlier attempt may have queued or been granted
+                    record(process, RW_LOCK, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, mode);
+                    abandon(session);
+                    session = null;
+                    continue;
+                }
                 outcome = Op.Outcome.NOT_GRANTED;
             } catch (RuntimeException e) {
                 record(process, RW_LOCK, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, mode);
@@ -550,6 +562,14 @@ public final class MutexWorkload {
         }
     }
 
+    /**
+     * What a 404 for the session says of the call it answered: NOT_GRANTED, unless an earlier attempt of the call may
+     * have reached a gateway while the session lived (its reply lost): then UNKNOWN, until the session was seen gone.
+     */
+    private static Op.Outcome gone(SessionNotFoundException e) {
+        return e.ambiguous() ? Op.Outcome.UNKNOWN : Op.Outcome.NOT_GRANTED;
+    }
+
     /** Releases by token; false when the outcome is unknown (the caller then gives up the session). */
     boolean release(String process, WardenClient client, Tracked session, String lock, long token) {
         long call = System.nanoTime();
@@ -566,6 +586,10 @@ public final class MutexWorkload {
         } catch (SessionNotFoundException e) {
             long ret = System.nanoTime();
             session.gone(ret);
+            if (e.ambiguous()) { // an earlier attempt may have released it before the session ended
+                record(process, lock, Op.Kind.RELEASE, session.id, token, Op.Outcome.UNKNOWN, call, ret);
+                return false;
+            }
             record(process, lock, Op.Kind.RELEASE, session.id, token, Op.Outcome.NOT_RELEASED, call, ret);
             return true;
         } catch (RuntimeException e) {

@@ -70,16 +70,22 @@ public final class WardenClient {
     public record Released(boolean released, int attempts, boolean ambiguous) {
     }
 
-    /** A non-retryable HTTP answer that is not what the call expects. */
+    /**
+     * A non-retryable HTTP answer that is not what the call expects. {@code ambiguous}: an earlier attempt of the same
+     * call may have reached a gateway (see {@link Released}), so this answer does not say that the call did nothing: a
+     * release whose reply was lost, sent again after its session expired, answers 404 though it released.
+     */
     public static class ProblemException extends RuntimeException {
         private static final long serialVersionUID = 1L;
         private final int status;
         private final String code;
+        private final boolean ambiguous;
 
-        public ProblemException(int status, String code, String body) {
-            super("HTTP " + status + " " + code + ": " + body);
+        public ProblemException(int status, String code, String body, boolean ambiguous) {
+            super("HTTP " + status + " " + code + ": " + body + (ambiguous ? " (after an attempt that may have done it)" : ""));
             this.status = status;
             this.code = code;
+            this.ambiguous = ambiguous;
         }
 
         public int status() {
@@ -89,14 +95,18 @@ public final class WardenClient {
         public String code() {
             return code;
         }
+
+        public boolean ambiguous() {
+            return ambiguous;
+        }
     }
 
     /** 404 {@code SESSION_NOT_FOUND}: the session expired or was closed. */
     public static final class SessionNotFoundException extends ProblemException {
         private static final long serialVersionUID = 1L;
 
-        public SessionNotFoundException(String body) {
-            super(404, "SESSION_NOT_FOUND", body);
+        public SessionNotFoundException(String body, boolean ambiguous) {
+            super(404, "SESSION_NOT_FOUND", body, ambiguous);
         }
     }
 
@@ -193,9 +203,9 @@ public final class WardenClient {
         }
         String code = reply.body == null ? "" : reply.body.path("code").asText("");
         if (reply.status == 404 && "SESSION_NOT_FOUND".equals(code)) {
-            throw new SessionNotFoundException(reply.raw);
+            throw new SessionNotFoundException(reply.raw, reply.ambiguous);
         }
-        throw new ProblemException(reply.status, code, reply.raw);
+        throw new ProblemException(reply.status, code, reply.raw, reply.ambiguous);
     }
 
     private Reply call(String method, String path, JsonNode body, Duration attemptTimeout) {
