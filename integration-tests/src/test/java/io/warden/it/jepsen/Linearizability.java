@@ -47,11 +47,12 @@ public final class Linearizability {
                 return key + ": linearizable (" + operations + " operations, " + steps + " steps)";
             }
             StringBuilder b = new StringBuilder(key + ": " + verdict + " (" + operations + " operations, " + steps + " steps)");
-            if (verdict == Verdict.VIOLATION) {
+            if (!deepest.isEmpty()) {
+                // Past the budget too: where the search kept getting stuck is most often where the history went wrong.
                 int from = Math.max(0, deepest.size() - 8);
                 b.append("\n  longest linearized prefix (last ").append(deepest.size() - from).append(" of ").append(deepest.size()).append("):");
                 deepest.subList(from, deepest.size()).forEach(o -> b.append("\n    ").append(o));
-                b.append("\n  none of these can come next:");
+                b.append(verdict == Verdict.VIOLATION ? "\n  none of these can come next:" : "\n  after it, none of these was found to come next:");
                 stuck.forEach(o -> b.append("\n    ").append(o));
             }
             return b.toString();
