@@ -109,7 +109,8 @@ public final class TokenFloor implements Tokens {
 
     /**
      * Sets the watches on the current ZooKeeper handle and reads every raise. Completes when a listing started at or
-     * after this call is in; then tokens are exact again. Fails when ZooKeeper cannot be read (the caller retries).
+     * after this call is in; then tokens are exact again. Fails when ZooKeeper cannot be read, and when the ZooKeeper session
+     * expires before the listing is in (the caller retries: nothing else will answer it).
      */
     public CompletableFuture<Void> reload() {
         CompletableFuture<Void> done = new CompletableFuture<>();
@@ -217,10 +218,16 @@ public final class TokenFloor implements Tokens {
             Watcher.Event.KeeperState state = event.getState();
             if (state == Watcher.Event.KeeperState.Expired) {
                 gap(); // the next session may be on another history: nothing after this is known
+                List<CompletableFuture<Void>> orphaned;
                 synchronized (this) {
                     sinceListing = null; // raises of the old session; a listing under way was of it too
-                    passes++;            // so it installs nothing; the next reload answers its callers
+                    passes++;            // so it installs nothing
+                    orphaned = new ArrayList<>(pending); // and its callers hear now: no later listing may come
+                    pending.clear();
                 }
+                WardenException lost = WardenException.unavailable("the ZooKeeper session expired while this gateway "
+                        + "read the cell's token floor; read it again", null);
+                orphaned.forEach(f -> f.completeExceptionally(lost));
             }
             if (state == Watcher.Event.KeeperState.Disconnected || state == Watcher.Event.KeeperState.Expired) {
                 onConnection.accept(state);

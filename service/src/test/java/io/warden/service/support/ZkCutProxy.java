@@ -40,6 +40,8 @@ public final class ZkCutProxy implements AutoCloseable {
     public static final int MULTI = 14;
     public static final int GET_DATA = 4;
     public static final int SET_DATA = 5;
+    /** {@code getChildren} with a stat, as Curator sends it in the background. */
+    public static final int GET_CHILDREN2 = 12;
     private final ServerSocket listener;
     private final int serverPort;
     /** The op code to cut after, or 0 when not armed. */
