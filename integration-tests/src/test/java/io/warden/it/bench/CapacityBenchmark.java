@@ -40,12 +40,13 @@ import java.util.regex.Pattern;
  *   {@code --seconds}, and the gateway's heap after a full GC before and after that window.</li>
  *   <li>{@code sessions}: opens {@code --sessions} sessions (TTL 10 minutes, so that none needs a keepalive meanwhile),
  *   64 calls in flight; the heap after a full GC before and after, so bytes per tracked session.</li>
- *   <li>{@code held}: {@code --held} acquires held open at once ({@code wait_ms} 120 s) on 100 locks that other
+ *   <li>{@code held}: {@code --held} acquires held open at once ({@code wait_ms} 300 s) on 100 locks that other
  *   sessions hold, every call on its own HTTP connection; the gateway's held-call gauge, its OS threads
  *   ({@code /proc/<pid>/status}) and its heap after a full GC.</li>
  * </ul>
  * The gateway runs with the per-address limits raised (all load comes from one loopback address) and
- * {@code max-sessions-per-gateway} at {@code --sessions}. The acquire rate one cell sustains, and what limits it, is
+ * {@code max-sessions-per-gateway} at {@code --sessions}. A fresh gateway takes over the sessions of the one before it,
+ * so give each measure a run of its own ({@code --measures sessions}) when their numbers matter together. The acquire rate one cell sustains, and what limits it, is
  * {@link LockBenchmark} with more clients ({@code --uncontended 32,64,128}).
  *
  * <p>Run: {@code mvn -B -q -Pbench -DskipTests package -pl integration-tests -am -Dbench.main=CapacityBenchmark
@@ -271,6 +272,7 @@ public final class CapacityBenchmark {
 
     private static String sessions(HttpClient http, GatewayProcess gateway, Options options) throws Exception {
         long heapBefore = heapAfterGc(gateway);
+        double trackedBefore = gauges(gateway).getOrDefault("warden_sessions_tracked", 0.0);
         double cpu0 = cpuMs(gateway);
         long start = System.nanoTime();
         List<String> sessions = openSessions(http, gateway.baseUri(), options.sessions(), "s");
@@ -281,7 +283,7 @@ public final class CapacityBenchmark {
         return String.format(Locale.ROOT, "| sessions tracked by one gateway | %,.0f tracked (%,d opened at %,.0f/s) | %s → %s "
                         + "(%,.0f bytes per session) | %d | %.3f ms per open | TTL 10 min, no keepalives during the measure |",
                 tracked, sessions.size(), sessions.size() / seconds, mib(heapBefore), mib(heapAfter),
-                (heapAfter - heapBefore) / (double) Math.max(1, sessions.size()), threads(gateway),
+                (heapAfter - heapBefore) / Math.max(1.0, tracked - trackedBefore), threads(gateway),
                 (cpu1 - cpu0) / Math.max(1, sessions.size()));
     }
 
@@ -304,23 +306,29 @@ public final class CapacityBenchmark {
         List<CompletableFuture<HttpResponse<String>>> calls = new ArrayList<>();
         for (int i = 0; i < waiters.size(); i++) {
             calls.add(post(http, base, "/v1/acquire", "{\"session_id\":\"" + waiters.get(i) + "\",\"name\":\"cap/held-"
-                    + (i % locks) + "\",\"wait_ms\":120000}"));
+                    + (i % locks) + "\",\"wait_ms\":300000}"));
             if (i % 50 == 49) {
                 LockBenchmark.sleep(20); // each call opens a connection: not all in one burst on the listen backlog
             }
         }
+        // Until every call is held, or the count stops growing for 10 s (well inside wait_ms: none has timed out yet).
         long deadline = System.nanoTime() + TimeUnit.MINUTES.toNanos(3);
         double pending = 0;
-        while (System.nanoTime() < deadline) {
-            pending = gauges(gateway).getOrDefault("warden_waiters_pending", 0.0);
+        long grewAt = System.nanoTime();
+        while (System.nanoTime() < deadline && System.nanoTime() - grewAt < TimeUnit.SECONDS.toNanos(10)) {
+            double now = gauges(gateway).getOrDefault("warden_waiters_pending", 0.0);
+            if (now > pending) {
+                pending = now;
+                grewAt = System.nanoTime();
+            }
             if (pending >= options.held()) {
                 break;
             }
             LockBenchmark.sleep(500);
         }
-        long answeredEarly = calls.stream().filter(CompletableFuture::isDone).count();
         int threads = threads(gateway);
         long heapAfter = heapAfterGc(gateway);
+        long answeredEarly = calls.stream().filter(CompletableFuture::isDone).count();
         double cpu = cpuMs(gateway);
         return String.format(Locale.ROOT, "| acquire calls held open on one gateway | %,.0f held (%,d sent, %d answered "
                         + "early) | %s → %s (%,.0f bytes per held call) | %d → %d | %.1f s in all | %d locks held by other "
