@@ -56,8 +56,7 @@ class LateCancelTest {
             WardenFixture.await("the client's request queued behind the holder", () -> fx.queueSize("late/one") == 2);
             // and held by gw1 with its timer set: its node is in ZooKeeper before gw1 has the multi's reply, and a timer
             // set after the advance below would fall due only at the next advance
-            WardenFixture.await("gw1 holding the call", () -> gw1.metrics().registry().get("warden.waiters.pending")
-                    .gauge().value() == 1);
+            WardenFixture.await("gw1 holding the call", () -> gw1.pendingAcquires() == 1);
 
             // Its wait runs out: gw1 reads the queue (still blocked) and sends the cancel, which the proxy holds.
             proxy.holdNext(ZkCutProxy.MULTI, client);
