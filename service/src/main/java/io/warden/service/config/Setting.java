@@ -131,6 +131,10 @@ enum Setting {
             "open HTTP connections (held calls and watch streams included) one client address may have; "
                     + "past it a new connection is closed unanswered. Clients behind one NAT or proxy share an address",
             WardenConfig::maxConnectionsPerIp, (b, v) -> b.maxConnectionsPerIp((Integer) v)),
+    HTTP_THREADS("http-threads", Kind.HTTP_THREADS,
+            "the most threads the HTTP server runs requests on (held acquires, watch streams and idle WebSockets hold "
+                    + "none), so the count of threads stays flat however many calls are held",
+            WardenConfig::httpThreads, (b, v) -> b.httpThreads((Integer) v)),
     BODY_READ_TIMEOUT_MS("body-read-timeout-ms", Kind.DURATION_MS,
             "how long a request body may take to arrive once the headers have (408 past it); bodies are read without "
                     + "holding a thread, so a slow sender only holds its connection until then",
@@ -390,6 +394,16 @@ enum Setting {
             @Override
             Object parse(String text) {
                 return (int) wholeNumber(text, 1, 1_000);
+            }
+        },
+        /*
+         * At least 8: Jetty's connector takes an acceptor and a selector thread per core pair from the same pool and
+         * refuses to start when they leave it no thread for requests.
+         */
+        HTTP_THREADS("N", "a whole number 8-10000") {
+            @Override
+            Object parse(String text) {
+                return (int) wholeNumber(text, 8, 10_000);
             }
         },
         WAITERS_PER_LOCK("N", "a whole number 1-10000 (a lock's queue is read in one ZooKeeper reply)") {

@@ -51,6 +51,7 @@ import java.time.Duration;
  * @param allowedOrigins        web origins besides the gateway's own that may call it ({@code *} = any), or null for none
  * @param maxConnectionsPerIp   open HTTP connections (including WebSockets and held calls) one client address may have;
  *                              past it a new connection is closed unanswered
+ * @param httpThreads           the most threads the HTTP server runs requests on; held calls and watch streams hold none
  * @param bodyReadTimeout       how long a request's body may take to arrive once its headers have; past it, 408
  * @param zkTlsTruststore       the CA certificates ZooKeeper servers' certificates are checked against (PEM, PKCS12 or
  *                              JKS); set = connect to ZooKeeper over TLS
@@ -101,6 +102,7 @@ public record WardenConfig(
         java.util.List<String> allowedHosts,
         java.util.List<String> allowedOrigins,
         int maxConnectionsPerIp,
+        int httpThreads,
         Duration bodyReadTimeout,
         Path zkTlsTruststore,
         Path zkTlsTruststorePasswordFile,
@@ -129,6 +131,7 @@ public record WardenConfig(
                 + ", maxRequestsPerPrincipal=" + maxRequestsPerPrincipal + ", tlsCert=" + tlsCert + ", tlsKey=" + tlsKey
                 + ", tlsClientCa=" + tlsClientCa + ", tlsClientPrincipal=" + tlsClientPrincipal + ", allowedHosts=" + allowedHosts
                 + ", allowedOrigins=" + allowedOrigins + ", maxConnectionsPerIp=" + maxConnectionsPerIp
+                + ", httpThreads=" + httpThreads
                 + ", bodyReadTimeout=" + bodyReadTimeout + ", zkTlsTruststore=" + zkTlsTruststore
                 + ", zkTlsTruststorePasswordFile=" + zkTlsTruststorePasswordFile + ", zkTlsKeystore=" + zkTlsKeystore
                 + ", zkTlsKeystorePasswordFile=" + zkTlsKeystorePasswordFile + ", zkTlsHostnameVerification="
@@ -154,6 +157,14 @@ public record WardenConfig(
      * costing the gateway its ZooKeeper connection.
      */
     public static final int DEFAULT_ZK_MAX_PACKET_BYTES = 4 * 1024 * 1024;
+
+    /**
+     * The default of http-threads. A request runs on a thread only while the gateway decides it (parse, check, hand to
+     * the engine, write the answer); a held acquire, a watch stream and an idle WebSocket hold none. On a gateway of a
+     * few cores, 32 threads keep every core busy with room for a request that waits on a bounded ZooKeeper read (a
+     * watch of a session this gateway does not track), and keep the count of threads flat however many calls are held.
+     */
+    public static final int DEFAULT_HTTP_THREADS = 32;
 
     public static WardenConfig defaults() {
         return new WardenConfig(
@@ -191,6 +202,7 @@ public record WardenConfig(
                 null,
                 null,
                 1024,
+                DEFAULT_HTTP_THREADS,
                 Duration.ofSeconds(10),
                 null,
                 null,
@@ -286,6 +298,7 @@ public record WardenConfig(
         private java.util.List<String> allowedHosts;
         private java.util.List<String> allowedOrigins;
         private int maxConnectionsPerIp;
+        private int httpThreads;
         private Duration bodyReadTimeout;
         private Path zkTlsTruststore;
         private Path zkTlsTruststorePasswordFile;
@@ -333,6 +346,7 @@ public record WardenConfig(
             allowedHosts = c.allowedHosts;
             allowedOrigins = c.allowedOrigins;
             maxConnectionsPerIp = c.maxConnectionsPerIp;
+            httpThreads = c.httpThreads;
             bodyReadTimeout = c.bodyReadTimeout;
             zkTlsTruststore = c.zkTlsTruststore;
             zkTlsTruststorePasswordFile = c.zkTlsTruststorePasswordFile;
@@ -380,6 +394,7 @@ public record WardenConfig(
         public Builder allowedHosts(java.util.List<String> v) { allowedHosts = v; return this; }
         public Builder allowedOrigins(java.util.List<String> v) { allowedOrigins = v; return this; }
         public Builder maxConnectionsPerIp(int v) { maxConnectionsPerIp = v; return this; }
+        public Builder httpThreads(int v) { httpThreads = v; return this; }
         public Builder bodyReadTimeout(Duration v) { bodyReadTimeout = v; return this; }
         public Builder zkTlsTruststore(Path v) { zkTlsTruststore = v; return this; }
         public Builder zkTlsTruststorePasswordFile(Path v) { zkTlsTruststorePasswordFile = v; return this; }
@@ -398,7 +413,7 @@ public record WardenConfig(
                     maxWaitersPerLock, maxEntriesPerLock, maxSessionsPerGateway, leaseNamespace, drainTimeout, maxBodyBytes, gatewayId,
                     advertiseHost, consoleAdminToken, watchBufferBytes, maxWatches, authFile, metricsAuth, maxSessionsPerPrincipal,
                     maxRequestsPerPrincipal, tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal, allowedHosts, allowedOrigins,
-                    maxConnectionsPerIp, bodyReadTimeout, zkTlsTruststore, zkTlsTruststorePasswordFile, zkTlsKeystore,
+                    maxConnectionsPerIp, httpThreads, bodyReadTimeout, zkTlsTruststore, zkTlsTruststorePasswordFile, zkTlsKeystore,
                     zkTlsKeystorePasswordFile, zkTlsHostnameVerification, zkSaslUser, zkSaslPasswordFile, zkAcl, zkMaxPacketBytes,
                     watchMirrorBytes);
         }

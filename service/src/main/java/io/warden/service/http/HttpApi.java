@@ -28,6 +28,7 @@ import org.eclipse.jetty.server.HttpConnectionFactory;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 import org.eclipse.jetty.server.handler.GracefulHandler;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -66,6 +67,8 @@ public final class HttpApi {
 
     /** A WebSocket is closed after this long without a frame: longer than any client's keepalive interval. */
     static final long WS_IDLE_TIMEOUT_MS = 5 * 60_000;
+    /** A request thread idle this long ends, down to the pool's minimum of 8. */
+    private static final long POOL_IDLE_TIMEOUT_MS = 60_000;
     /** Heartbeat frames carry nothing; anything bigger is a misbehaving client (Jetty closes with 1009). */
     static final long WS_MAX_MESSAGE_BYTES = 1024;
 
@@ -259,6 +262,13 @@ public final class HttpApi {
         cfg.http.generateEtags = false;
         cfg.http.asyncTimeout = ASYNC_TIMEOUT_MS;
         cfg.http.maxRequestSize = config.maxBodyBytes(); // we read bodies ourselves (Exchange.body); a backstop
+        // A request holds a thread only while it is decided; a held acquire, a watch stream and an idle WebSocket hold
+        // none, so the pool is capped (http-threads) and the gateway's threads stay flat under 10,000 held calls.
+        // Javalin's default pool grows to 250 under a burst of connections and keeps them for a minute.
+        QueuedThreadPool pool = new QueuedThreadPool(config.httpThreads(), Math.min(8, config.httpThreads()),
+                (int) POOL_IDLE_TIMEOUT_MS);
+        pool.setName("warden-http");
+        cfg.jetty.threadPool = pool;
         cfg.jetty.addConnector((server, httpConfiguration) -> {
             ServerConnector connector = config.tlsCert() == null
                     ? new ServerConnector(server, new HttpConnectionFactory(httpConfiguration))

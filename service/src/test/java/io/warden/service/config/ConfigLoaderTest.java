@@ -89,6 +89,7 @@ class ConfigLoaderTest {
             "--allowed-hosts", "warden.example.com, *.cell.example.net,10.0.0.7",
             "--allowed-origins=https://ops.example.com:8443",
             "--max-connections-per-ip", "64",
+            "--http-threads", "48",
             "--body-read-timeout-ms", "4000",
             "--zk-max-packet-bytes", "2097152",
             "--watch-mirror-bytes=16777216",
@@ -99,7 +100,7 @@ class ConfigLoaderTest {
                 Duration.ofMillis(60_000), Duration.ofMillis(3000), 7, 8, 12, 9, "leases-2", Duration.ofMillis(2500), 1024,
                 "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false, 10_000, 100_000, null, null, null, "cn",
                 java.util.List.of("warden.example.com", "*.cell.example.net", "10.0.0.7"),
-                java.util.List.of("https://ops.example.com:8443"), 64, Duration.ofMillis(4000),
+                java.util.List.of("https://ops.example.com:8443"), 64, 48, Duration.ofMillis(4000),
                 null, null, null, null, true, null, null, "auto", 2 << 20, 16L << 20));
     }
 

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.warden.service.Gateway;
+import io.warden.service.config.WardenConfig;
 import io.warden.service.support.WardenFixture;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -272,7 +273,7 @@ class HttpApiTest {
 
     @Test
     void heldCalls_holdNoThreads_moreWaitersThanJettyHasThreads() {
-        // Jetty's pool has at most 250 threads: if a held call kept one, 300 of them would starve the server.
+        // The HTTP server has at most http-threads (32) threads: if a held call kept one, 300 of them would starve it.
         String holder = openSession("herd-holder");
         List<String> names = new ArrayList<>();
         for (int i = 0; i < 10; i++) {
@@ -296,6 +297,8 @@ class HttpApiTest {
         assertThat(lock(names.get(0)).get("waiters")).hasSize(30);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
         assertThat(held).allMatch(f -> !f.isDone());
+        assertThat(gateway.metrics().registry().find("jetty.threads.current").gauge().value())
+                .as("HTTP threads while 300 calls are held").isLessThanOrEqualTo(WardenConfig.DEFAULT_HTTP_THREADS);
 
         fixture.clock.advance(Duration.ofMillis(20_000));
         for (CompletableFuture<HttpTestClient.Reply> f : held) {
