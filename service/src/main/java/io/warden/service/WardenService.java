@@ -113,6 +113,11 @@ final class WardenService implements Warden {
     }
 
     @Override
+    public CompletableFuture<java.util.Optional<AcquireResult>> tryRefusal(LockName name, io.warden.service.api.Mode mode) {
+        return guard(() -> engine.tryRefusal(name, mode));
+    }
+
+    @Override
     public CompletableFuture<LockPage> locks(String namespace, String prefix, int limit, String after) {
         return guard(() -> lister.locks(namespace, prefix, limit, after));
     }

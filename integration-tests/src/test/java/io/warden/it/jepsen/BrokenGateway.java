@@ -32,6 +32,8 @@ import java.util.concurrent.CountDownLatch;
  *   bound).</li>
  *   <li>{@link Bug#RESUME_FROM_NOW}: a watch resumed with {@code since_revision} gets neither the events it missed nor a
  *   RESYNC, only what happens from now on (breaks §3's resume; the watch checker must see a grant it never got).</li>
+ *   <li>{@link Bug#REFUSE_FREE_TRIES}: a try-lock that reads before it writes is refused whatever it reads, a free lock
+ *   too (breaks §3's try-lock; the mutex checker must see a try refused while nobody held the lock).</li>
  * </ul>
  */
 public final class BrokenGateway {
@@ -40,7 +42,7 @@ public final class BrokenGateway {
 
     /** The deliberate bugs. */
     enum Bug {
-        GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK, WAITERS_NEVER_WOKEN, RESUME_FROM_NOW;
+        GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK, WAITERS_NEVER_WOKEN, RESUME_FROM_NOW, REFUSE_FREE_TRIES;
 
         Rules rules() {
             Rules c = Rules.CONTRACT;
@@ -70,6 +72,12 @@ public final class BrokenGateway {
                     }
                 }, c.expiry(), c.resume());
                 case RESUME_FROM_NOW -> new Rules(c.grants(), c.expiry(), (ResumeRule) since -> null);
+                case REFUSE_FREE_TRIES -> new Rules(new GrantRules() {
+                    @Override
+                    public boolean refusesTry(LockQueue queue, io.warden.service.api.Mode mode) {
+                        return true;
+                    }
+                }, c.expiry(), c.resume());
             };
         }
     }

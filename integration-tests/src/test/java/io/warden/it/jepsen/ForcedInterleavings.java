@@ -78,7 +78,15 @@ final class ForcedInterleavings {
          * {@code EXPIRE_AT_HALF_TTL} expires it at half the TTL (expiry checker: seen gone before its TTL ran out; the
          * watch's EXPIRED event of the hold comes early too).
          */
-        KEEPALIVES_PAUSED_THREE_QUARTERS_TTL;
+        KEEPALIVES_PAUSED_THREE_QUARTERS_TTL,
+        /**
+         * A client holds a lock; a second client's try-lock ({@code wait_ms} 0) of it is refused, and tried again (so its
+         * gateway has seen the lock busy, and reads before it writes); the holder releases (acknowledged); the second
+         * client tries once more, through the same gateway. A correct gateway grants it (the read after the release
+         * sees a free lock); one with {@code REFUSE_FREE_TRIES} refuses it (mutex checker: a try refused while nobody
+         * held the lock).
+         */
+        TRY_AFTER_A_RELEASE;
 
         static List<Scenario> every() {
             return List.of(values());
@@ -94,6 +102,7 @@ final class ForcedInterleavings {
     static final String LIVENESS_LOCK = "jepsen/forced/liveness";
     static final String WATCH_LOCK = "jepsen/forced/watch";
     static final String EXPIRY_LOCK = "jepsen/forced/expiry";
+    static final String TRY_LOCK = "jepsen/forced/try";
     /** The process of the second holder of {@link Scenario#HELD_WHILE_ANOTHER_ASKS} on the readers-and-writers lock. */
     static final String FIFO_SECOND = "forced-fifo-second";
     /** The process of {@link Scenario#WAITER_BEHIND_A_RELEASE}'s waiter: a liveness client, as the round's are. */
@@ -161,6 +170,7 @@ final class ForcedInterleavings {
             case WAITER_BEHIND_A_RELEASE -> waiterBehindARelease();
             case WATCH_CUT_WHILE_GRANTED -> watchCutWhileGranted();
             case KEEPALIVES_PAUSED_THREE_QUARTERS_TTL -> keepalivesPaused();
+            case TRY_AFTER_A_RELEASE -> tryAfterARelease();
         };
     }
 
@@ -287,6 +297,34 @@ final class ForcedInterleavings {
         }
     }
 
+    private String tryAfterARelease() {
+        String lock = TRY_LOCK;
+        Tracked a = open("forced-try-holder", 0);
+        Tracked b = null;
+        try {
+            Op first = granted(acquire("forced-try-holder", a, lock, "EXCLUSIVE", STEP.toMillis(), null), "the holder");
+            b = open("forced-try", 1);
+            for (int i = 0; i < 2; i++) {
+                Op refused = acquire("forced-try", b, lock, "EXCLUSIVE", 0, null);
+                if (refused.outcome() != Op.Outcome.REFUSED) {
+                    throw new NotDriven("a try while token " + first.token() + " held " + lock + " was " + refused);
+                }
+            }
+            if (!w.release("forced-try-holder", a.client, a, lock, first.token())) {
+                throw new NotDriven("the holder's release of token " + first.token() + " got no answer");
+            }
+            Op after = acquire("forced-try", b, lock, "EXCLUSIVE", 0, null);
+            if (after.outcome() == Op.Outcome.GRANTED) {
+                w.release("forced-try", b.client, b, lock, after.token());
+            }
+            return lock + ": two tries refused while token " + first.token() + " held it; after its release was "
+                    + "acknowledged, a try through the same gateway: " + after.outcome()
+                    + (after.outcome() == Op.Outcome.GRANTED ? " token " + after.token() : "");
+        } finally {
+            close(a, b);
+        }
+    }
+
     private String keepalivesPaused() {
         String lock = EXPIRY_LOCK;
         Tracked s = w.open(PAUSED_CLIENT, client(0), false, false);
@@ -349,7 +387,8 @@ final class ForcedInterleavings {
                     requestId == null ? "r-" + UUID.randomUUID() : requestId, "CANCEL");
             long ret = System.nanoTime();
             return w.record(process, lock, Op.Kind.ACQUIRE, s.id, a.granted() ? a.token() : 0,
-                    a.granted() ? Op.Outcome.GRANTED : Op.Outcome.NOT_GRANTED, call, ret, mode);
+                    a.granted() ? Op.Outcome.GRANTED : waitMs == 0 ? Op.Outcome.REFUSED : Op.Outcome.NOT_GRANTED,
+                    call, ret, mode);
         } catch (SessionNotFoundException e) {
             long ret = System.nanoTime();
             s.gone(ret);

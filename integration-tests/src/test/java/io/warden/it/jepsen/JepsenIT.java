@@ -45,6 +45,8 @@ class JepsenIT {
         assertThat(o.watch().grantsChecked()).as("grants the watch was checked against").isGreaterThan(20);
         assertThat(o.history().stream().filter(op -> op.outcome() == Op.Outcome.GRANTED).count())
                 .as("grants in the run").isGreaterThan(20);
+        assertThat(o.history().stream().filter(op -> op.outcome() == Op.Outcome.REFUSED).count())
+                .as("try-locks refused in the run, each checked against a holder").isGreaterThan(5);
         assertThat(o.pileProblems()).as("large lock; report %s", o.report()).isEmpty();
         assertThat(o.piles()).as("piles on one lock (the first fault of the run)").isGreaterThanOrEqualTo(1);
     }
@@ -124,6 +126,20 @@ class JepsenIT {
         assertDriven(o, Scenario.WATCH_CUT_WHILE_GRANTED);
         assertThat(o.watch().problems()).as("report %s", o.report())
                 .anyMatch(p -> p.startsWith("no GRANTED event") && p.contains("(" + ForcedInterleavings.WATCH_DURING_CUT + ")"));
+    }
+
+    /**
+     * The mutex checker's rule for try-locks, shown failing: gateways that refuse every try-lock they read first, free
+     * locks too. A try on {@link ForcedInterleavings#TRY_LOCK} refused while it was held (its gateway has seen it busy),
+     * then, after the holder's release was acknowledged, refused again: nobody held it.
+     */
+    @Test
+    void refuseFreeTries_isCaughtByTheMutexChecker() throws Exception {
+        ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-try", 7, 5, List.of(), "REFUSE_FREE_TRIES",
+                List.of(Scenario.TRY_AFTER_A_RELEASE)));
+        assertDriven(o, Scenario.TRY_AFTER_A_RELEASE);
+        assertThat(o.violations()).as("report %s", o.report())
+                .anyMatch(r -> r.key().equals(ForcedInterleavings.TRY_LOCK));
     }
 
     /**

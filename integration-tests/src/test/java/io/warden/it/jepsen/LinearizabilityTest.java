@@ -72,6 +72,38 @@ class LinearizabilityTest {
         assertThat(r.toString()).contains("acquire by B -> GRANTED 20");
     }
 
+    private Op refused(String session, long call, long ret) {
+        return add("ns/a", Kind.ACQUIRE, session, 0, Outcome.REFUSED, call, ret);
+    }
+
+    @Test
+    void aTryRefused_whileAnotherHolds_orAcrossTheRelease_isLinearizable() {
+        grant("A", 10, 0, 1);
+        refused("B", 2, 3);
+        refused("B", 4, 7); // overlaps the release: it may have read the lock just before
+        release("A", 10, true, 5, 6);
+        grant("B", 20, 8, 9);
+        assertThat(check().ok()).isTrue();
+    }
+
+    @Test
+    void aTryRefused_afterTheReleaseWasAcknowledged_withNobodyElseAbout_isAViolation() {
+        grant("A", 10, 0, 1);
+        release("A", 10, true, 2, 3);
+        Op late = refused("B", 4, 5);
+        Linearizability.Result r = check();
+        assertThat(r.verdict()).isEqualTo(Linearizability.Verdict.VIOLATION);
+        assertThat(r.stuck()).contains(late);
+        assertThat(r.toString()).contains("acquire by B -> REFUSED");
+    }
+
+    @Test
+    void aTryRefused_whileAnUnansweredAcquireMayHold_isLinearizable() {
+        add("ns/a", Kind.ACQUIRE, "C", 0, Outcome.UNKNOWN, 0, Op.NEVER);
+        refused("B", 4, 5);
+        assertThat(check().ok()).isTrue();
+    }
+
     @Test
     void aTokenThatDoesNotGrow_isAViolation() {
         grant("A", 20, 0, 1);

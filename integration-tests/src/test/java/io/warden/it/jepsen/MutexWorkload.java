@@ -29,8 +29,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * session's keepalives run on a scheduler every third of its TTL; the send time of the latest one acknowledged is
  * what bounds its expiry from below.
  *
- * <p>What is recorded: an acquire is GRANTED (with its token), NOT_GRANTED (timed out, refused, or the session was
- * gone) or UNKNOWN (no gateway answered within the retry budget: it may be queued or granted); a release RELEASED,
+ * <p>What is recorded: an acquire is GRANTED (with its token), REFUSED (a try-lock, {@code wait_ms} 0, answered
+ * TIMED_OUT: legal only while the lock is held), NOT_GRANTED (a wait that timed out, a refusal by status, or the session
+ * was gone) or UNKNOWN (no gateway answered within the retry budget: it may be queued or granted); a release RELEASED,
  * NOT_RELEASED, or UNKNOWN when no answer came, or when it said false or 404 after an attempt whose reply was lost
  * (that attempt may have released it; an acquire likewise). After an UNKNOWN the thread closes its session and opens another, so whatever the
  * lost call did ends with the session. Every session ends in one END operation, written at the end of the run:
@@ -323,7 +324,7 @@ public final class MutexWorkload {
                     outcome = Op.Outcome.GRANTED;
                     token = acquired.token();
                 } else {
-                    outcome = Op.Outcome.NOT_GRANTED;
+                    outcome = waitMs == 0 ? Op.Outcome.REFUSED : Op.Outcome.NOT_GRANTED;
                 }
             } catch (SessionNotFoundException e) {
                 ret = System.nanoTime();

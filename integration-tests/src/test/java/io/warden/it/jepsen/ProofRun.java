@@ -20,8 +20,8 @@ import java.util.stream.Collectors;
  * the nemesis starts when they are done, with the workload's random part.
  *
  * <p>Checkers: <b>mutex</b>, each lock's history linearizable against the {@link FencedMutex} (two holders at once, a
- * token that does not grow, a wrong {@code released}, a hold that ended before its session could have expired, all
- * show here); <b>no early expiry</b>, no session seen gone (a 404, or an EXPIRED event of the watch stream) before its
+ * token that does not grow, a wrong {@code released}, a hold that ended before its session could have expired, a
+ * try-lock refused while nobody held the lock, all show here); <b>no early expiry</b>, no session seen gone (a 404, or an EXPIRED event of the watch stream) before its
  * last acknowledged keepalive's send time plus its TTL (contract §2.3); <b>fenced counter</b>, each lock's {@link FencedRegister} (reads and writes fenced by the
  * holder's token) ends at the number of increments acknowledged to its holders (a lost update means two holders
  * read one value under tokens that could not order them); <b>liveness</b>, once the faults are over every client's
@@ -215,7 +215,9 @@ final class ProofRun {
         long unknown = o.mutex().stream().filter(r -> r.verdict() == Linearizability.Verdict.UNKNOWN).count();
         b.append("| mutex (linearizable per lock, fenced-mutex model) | ").append(bad == 0 && unknown == 0 ? "ok" : bad > 0 ? "**VIOLATION**" : "unknown")
                 .append(" | ").append(o.mutex().size()).append(" locks, ").append(bad).append(" violating, ")
-                .append(unknown).append(" past the search budget |\n");
+                .append(unknown).append(" past the search budget; ")
+                .append(o.history().stream().filter(op -> op.outcome() == Op.Outcome.REFUSED).count())
+                .append(" try-locks refused, each checked against a holder |\n");
         b.append("| no early expiry | ").append(o.earlyExpiries().isEmpty() ? "ok" : "**VIOLATION**").append(" | ")
                 .append(o.earlyExpiries().size()).append(" sessions seen gone before their TTL ran out |\n");
         long acknowledged = o.counters().values().stream().mapToLong(FencedRegister.Summary::acknowledged).sum();

@@ -53,6 +53,12 @@ public interface Warden {
 
     CompletableFuture<LockView> lock(LockName name);
 
+    /**
+     * The TIMED_OUT answer a try-lock of {@code mode} on {@code name} would get now (a conflicting holder, or a request
+     * queued ahead), from a linearizable read and without a write; empty when the try may be granted.
+     */
+    CompletableFuture<java.util.Optional<AcquireResult>> tryRefusal(LockName name, Mode mode);
+
     CompletableFuture<LockPage> locks(String namespace, String prefix, int limit, String after);
 
     CompletableFuture<CheckResult> check(LockName name, long token);

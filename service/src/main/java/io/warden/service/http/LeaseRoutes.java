@@ -61,17 +61,19 @@ final class LeaseRoutes {
     }
 
     /**
-     * For a try-lock ({@code wait_ms} 0): the 409 when the lock has a holder now, found with a read, so that the usual
-     * answer to a held resource writes nothing (otherwise every such 409 would open and close a session: ZooKeeper
-     * writes, and a new zxid, for a rejected request). Null when the lock is free or the call may wait: then a session
-     * is opened as usual, and a holder that comes between the read and the acquire still gets the 409 of
-     * {@link #acquireOrClose} (a race that costs a session's open and close, nothing else).
+     * For a try-lock ({@code wait_ms} 0): the 409 when the lock has a holder or a request queued now, found with a
+     * linearizable read that writes nothing ({@link Warden#tryRefusal}), so that the usual answer to a held resource
+     * opens no session (otherwise every such 409 would open and close one: ZooKeeper writes for a rejected request).
+     * Null when the lock may be granted or the call may wait: then a session is opened as usual, and a holder that
+     * comes between the read and the acquire still gets the 409 of {@link #acquireOrClose} (a race that costs a
+     * session's open and close, nothing else).
      */
     private CompletableFuture<ProblemException> heldNow(Requests.LeaseAcquire r) {
         if (r.waitMs() > 0) {
             return CompletableFuture.completedFuture(null);
         }
-        return warden.lock(r.name()).thenApply(view -> view.holders().isEmpty() ? null : conflict(r, view.holders()));
+        return warden.tryRefusal(r.name(), Mode.EXCLUSIVE)
+                .thenApply(refusal -> refusal.map(result -> conflict(r, result)).orElse(null));
     }
 
     void release(Context ctx) {
@@ -105,7 +107,7 @@ final class LeaseRoutes {
         CompletableFuture<AcquireResult> acquired;
         try {
             acquired = warden.acquire(new AcquireRequest(grant.sessionId(), r.name(), Mode.EXCLUSIVE, r.waitMs(),
-                    "lease-" + UUID.randomUUID(), OnTimeout.CANCEL));
+                    "lease-" + UUID.randomUUID(), OnTimeout.CANCEL, false));
         } catch (RuntimeException e) {
             acquired = CompletableFuture.failedFuture(e);
         }

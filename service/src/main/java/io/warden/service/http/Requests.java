@@ -80,7 +80,8 @@ final class Requests {
         String requestId = requestIdText == null ? newRequestId() : Fields.requestId("request_id", requestIdText);
         String onTimeoutText = b.optionalString("on_timeout");
         OnTimeout onTimeout = onTimeoutText == null ? OnTimeout.CANCEL : Fields.onTimeout("on_timeout", onTimeoutText);
-        return new AcquireRequest(sessionId, name, mode, waitMs == null ? 0 : waitMs, requestId, onTimeout);
+        return new AcquireRequest(sessionId, name, mode, waitMs == null ? 0 : waitMs, requestId, onTimeout,
+                requestIdText != null);
     }
 
     Release release(byte[] body) {

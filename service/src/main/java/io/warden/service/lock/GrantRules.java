@@ -22,6 +22,14 @@ public interface GrantRules {
     }
 
     /**
+     * Whether a try-lock of {@code mode} may be refused, without making its request, on {@code queue} read at a moment
+     * within the call: when a request made then would not hold at once (contract §3, {@code wait_ms} 0).
+     */
+    default boolean refusesTry(LockQueue queue, io.warden.service.api.Mode mode) {
+        return !queue.wouldHoldAtOnce(mode);
+    }
+
+    /**
      * The token a grant answers with (§2.2): its queue node's, which no other grant of the cell shares.
      * {@code lockNodeToken} is the lock node's, which every grant of one lock node shares.
      */

@@ -78,6 +78,8 @@ public final class LockEngine implements io.warden.service.session.SessionListen
     private final Set<String> nearLimit = java.util.Collections.newSetFromMap(Hints.bounded(MAX_NEAR_LIMIT));
     /** The acquire calls held here until answered. */
     private final HeldCalls held;
+    /** Try-locks refused from a read, without a write. */
+    private final TryRefusals refusals;
 
     /**
      * @param queues                  every listing of a lock's queue goes through it
@@ -115,6 +117,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
         this.reader = new LockReader(zk, nodes, queues);
         this.held = new HeldCalls(zk, clock, metrics, rules, tokens, queues, reader, ends, sessions, quotas,
                 maxEntriesPerLock, maxWaitersPerLock);
+        this.refusals = new TryRefusals(zk, clock, queues, reader, rules);
     }
 
     // ------------------------------------------------------------------ acquire
@@ -127,11 +130,47 @@ public final class LockEngine implements io.warden.service.session.SessionListen
                 throw HeldCalls.drainingError();
             }
             zk.failFast();
-            result = sessions.prepare(req.sessionId()).thenCompose(p -> create(req, p, start, 1)).thenCompose(held::start);
+            result = sessions.prepare(req.sessionId()).thenCompose(p -> tryOrMake(req, p, start));
         } catch (RuntimeException e) {
             result = CompletableFuture.failedFuture(e);
         }
-        return result.whenComplete((r, err) -> metrics.acquire(err != null ? "error" : r.status().name().toLowerCase(), clock.read() - start));
+        return result.whenComplete((r, err) -> {
+            if (r != null && r.status() == AcquireResult.Status.TIMED_OUT && req.isTry()) {
+                refusals.refused(CellPaths.lock(req.name()));
+            }
+            metrics.acquire(err != null ? "error" : r.status().name().toLowerCase(), clock.read() - start);
+        });
+    }
+
+    /**
+     * A try-lock on a lock lately seen busy is first decided from a linearizable read ({@link TryRefusals}): refused,
+     * it writes nothing, or, when its caller gave the request id, only the tombstone a repeat of the call must find.
+     * Every other acquire, and a try the read does not refuse, makes its request.
+     */
+    private CompletableFuture<AcquireResult> tryOrMake(AcquireRequest req, SessionHints.Prepared p, long start) {
+        String lockPath = CellPaths.lock(req.name());
+        if (!req.isTry() || !refusals.readFirst(lockPath)) {
+            return create(req, p, start, 1).thenCompose(held::start);
+        }
+        return refusals.refusal(lockPath, req.mode()).thenCompose(refusal -> {
+            if (refusal.isEmpty()) {
+                return create(req, p, start, 1).thenCompose(held::start);
+            }
+            if (!req.requestIdGiven()) {
+                return CompletableFuture.completedFuture(refusal.get());
+            }
+            return ends.refused(req.sessionId(), CellPaths.requestUuid(req.sessionId(), req.requestId()))
+                    .thenCompose(made -> made ? CompletableFuture.completedFuture(refusal.get())
+                            : create(req, p, start, 1).thenCompose(held::start));
+        });
+    }
+
+    /**
+     * The TIMED_OUT answer a try-lock of {@code mode} on {@code name} would get now, from a linearizable read and
+     * without a write (a conflicting holder, or a request queued ahead); empty when it may be granted.
+     */
+    public CompletableFuture<java.util.Optional<AcquireResult>> tryRefusal(LockName name, io.warden.service.api.Mode mode) {
+        return refusals.refusal(CellPaths.lock(name), mode);
     }
 
     /**

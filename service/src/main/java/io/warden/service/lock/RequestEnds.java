@@ -150,6 +150,36 @@ final class RequestEnds {
         }).thenCompose(f -> f);
     }
 
+    /**
+     * A try with a request id its caller gave was refused without being made: leaves the tombstone a cancelled request
+     * leaves ({@link Tombstones#unknownOps}, one {@code multi}), so that a repeat of the call finds the request ended,
+     * as it would have had the try been made and cancelled. True when the tombstone was made; false when the record
+     * already exists (a repeat made the request meanwhile, or it ended before: the caller takes the usual path, which
+     * answers either); fails with SESSION_NOT_FOUND when the session is gone.
+     */
+    CompletableFuture<Boolean> refused(String sessionId, String uuid) {
+        List<CuratorOp> ops;
+        try {
+            ops = tombstones.unknownOps(sessionId, uuid);
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.multi(ops).handle((r, err) -> {
+            if (err == null) {
+                tombstones.ended(sessionId, r.get(3).getResultPath());
+                return true;
+            }
+            Throwable cause = Zk.unwrap(err);
+            if (cause instanceof Zk.MultiFailure mf && mf.failedIndex() == 0 && mf.code() == Code.NONODE) {
+                throw WardenException.sessionNotFound(sessionId);
+            }
+            if (cause instanceof Zk.MultiFailure mf && mf.failedIndex() == 0 && mf.code() == Code.NODEEXISTS) {
+                return false;
+            }
+            throw Zk.translate(err);
+        });
+    }
+
     private CompletableFuture<Boolean> end(String lockPath, String sessionId, QueueEntry entry) {
         return end(lockPath + "/" + entry.node(), sessionId, entry.id());
     }

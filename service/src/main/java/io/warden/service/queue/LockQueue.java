@@ -167,6 +167,14 @@ public final class LockQueue {
         return Optional.empty();
     }
 
+    /**
+     * Whether a request of {@code mode} added to this queue now (last, as a new node is) would hold at once: an
+     * EXCLUSIVE one only on an empty queue, a SHARED one only when every entry is an undamaged SHARED one.
+     */
+    public boolean wouldHoldAtOnce(Mode mode) {
+        return mode == Mode.EXCLUSIVE ? entries.isEmpty() : firstExclusive == entries.size() && firstDamaged == entries.size();
+    }
+
     /** Whether the entry at {@code index} holds the lock. */
     public boolean holds(int index) {
         if (index >= firstDamaged) {

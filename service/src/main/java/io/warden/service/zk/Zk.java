@@ -68,6 +68,8 @@ public final class Zk {
     private final GroupCommit writes;
     /** Lock reads ({@link #childrenAndStat}) grouped into read-only batches. */
     private final GroupRead reads;
+    /** One {@code sync} for each burst of callers of {@link #sharedSync}. */
+    private final SharedSync syncs;
 
     /** With the default batching ({@link Batching#DEFAULT}). */
     public Zk(CuratorFramework client, WardenMetrics metrics) {
@@ -79,6 +81,7 @@ public final class Zk {
         this.metrics = metrics;
         this.writes = new GroupCommit(this, batching, metrics, disconnects::get);
         this.reads = new GroupRead(this, batching, metrics);
+        this.syncs = new SharedSync(this, "/");
         metrics.batchQueue("write", writes::queued);
         metrics.batchQueue("read", reads::queued);
         org.apache.curator.RetryPolicy retries = client.getZookeeperClient().getRetryPolicy();
@@ -336,6 +339,14 @@ public final class Zk {
     /** Flushes the channel between this gateway's server and the leader, so the next read is linearizable. */
     public CompletableFuture<Void> sync(String path) {
         return call("sync", (cb) -> client.sync().inBackground(cb).forPath(path), e -> (Void) null);
+    }
+
+    /**
+     * As {@link #sync}, but one {@code sync} serves every caller that asked before it was sent ({@link SharedSync}):
+     * completes once a sync sent after this call has been answered, so a read made then is linearizable.
+     */
+    public CompletableFuture<Void> sharedSync() {
+        return syncs.sync();
     }
 
     /**

@@ -74,6 +74,12 @@ final class UnreachableWarden implements Warden {
     }
 
     @Override
+    public CompletableFuture<java.util.Optional<io.warden.service.api.AcquireResult>> tryRefusal(LockName name,
+                                                                                                  io.warden.service.api.Mode mode) {
+        return reached("try " + name);
+    }
+
+    @Override
     public CompletableFuture<LockPage> locks(String namespace, String prefix, int limit, String after) {
         return reached("locks " + namespace);
     }

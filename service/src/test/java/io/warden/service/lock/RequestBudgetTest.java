@@ -1,6 +1,9 @@
 package io.warden.service.lock;
 
 import io.warden.service.Gateway;
+import io.warden.service.api.AcquireRequest;
+import io.warden.service.api.Mode;
+import io.warden.service.api.OnTimeout;
 import io.warden.service.api.AcquireResult;
 import io.warden.service.api.AcquireResult.Status;
 import io.warden.service.api.LockName;
@@ -86,6 +89,58 @@ class RequestBudgetTest {
         System.out.printf("ZooKeeper requests per uncontended acquire+release pair at %d concurrent clients: %.2f%n",
                 clients, perPair);
         assertThat(perPair).as("ZooKeeper requests per pair at %d concurrent clients", clients).isLessThanOrEqualTo(1.0);
+    }
+
+    /**
+     * A try-lock that cannot be granted writes nothing (contract §3): with 32 clients each trying a held lock in a loop,
+     * the tries share one {@code sync} per burst and their reads go as one read-only {@code multi}, the holders' data
+     * comes from the gateway's cache, and nothing is created or deleted: at most one request per refused try, counted
+     * by the server (Curator's {@code acquire(0)} costs 4: create, getChildren, delete, and the lock node's reaping).
+     */
+    @Test
+    void thirtyTwoClientsTryingAHeldLock_costAtMostOneZooKeeperRequestPerRefusal_andWriteNothing() throws Exception {
+        int clients = 32;
+        int triesEach = 40;
+        String holder = session(w, "budget-holder", 120_000);
+        List<String> sessions = new ArrayList<>();
+        List<LockName> names = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+            LockName name = LockName.parse("budget/held-" + i);
+            assertThat(join(w.acquire(exclusive(holder, name.toString(), 0))).status()).isEqualTo(Status.GRANTED);
+            names.add(name);
+        }
+        for (int i = 0; i < clients; i++) {
+            sessions.add(session(w, "budget-trier-" + i, 120_000));
+        }
+        tries(sessions, names, 2); // the gateway sees each lock busy
+        long zxid = fx.lastZxid();
+        long before = fx.packetsReceived();
+        tries(sessions, names, triesEach);
+        double perTry = (fx.packetsReceived() - before) / (double) (clients * triesEach);
+        System.out.printf("ZooKeeper requests per refused try at %d concurrent clients: %.2f%n", clients, perTry);
+        assertThat(fx.lastZxid()).as("the cell's last zxid after %d refused tries", clients * triesEach).isEqualTo(zxid);
+        assertThat(perTry).as("ZooKeeper requests per refused try at %d concurrent clients", clients)
+                .isLessThanOrEqualTo(1.0);
+    }
+
+    private void tries(List<String> sessions, List<LockName> names, int triesEach) {
+        List<CompletableFuture<Void>> all = new ArrayList<>();
+        for (int i = 0; i < sessions.size(); i++) {
+            all.add(tryChain(sessions.get(i), names.get(i % names.size()), triesEach));
+        }
+        CompletableFuture.allOf(all.toArray(CompletableFuture[]::new)).orTimeout(120, TimeUnit.SECONDS).join();
+    }
+
+    private CompletableFuture<Void> tryChain(String s, LockName name, int left) {
+        if (left == 0) {
+            return CompletableFuture.completedFuture(null);
+        }
+        AcquireRequest attempt = new AcquireRequest(s, name, Mode.EXCLUSIVE, 0, "auto-" + java.util.UUID.randomUUID(),
+                OnTimeout.CANCEL, false);
+        return w.acquire(attempt).thenCompose(r -> {
+            assertThat(r.status()).isEqualTo(Status.TIMED_OUT);
+            return tryChain(s, name, left - 1);
+        });
     }
 
     private void chains(List<String> sessions, int pairsEach) {
