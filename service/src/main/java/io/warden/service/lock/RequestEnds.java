@@ -117,47 +117,41 @@ final class RequestEnds {
 
     /** No queue entry for the request: leaves its tombstone, unless its record exists. Always false: nothing ended. */
     private CompletableFuture<Boolean> forget(String sessionId, String lockPath, String uuid, int attempt) {
-        List<CuratorOp> ops;
-        try {
-            ops = tombstones.unknownOps(sessionId, uuid);
-        } catch (Exception e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        return zk.multi(ops).handle((r, err) -> {
-            if (err == null) {
-                tombstones.ended(sessionId, r.get(3).getResultPath());
+        return tombstone(sessionId, uuid).thenCompose(made -> {
+            if (made) {
                 return CompletableFuture.completedFuture(false);
             }
-            Throwable cause = Zk.unwrap(err);
-            if (cause instanceof Zk.MultiFailure mf && mf.failedIndex() == 0 && mf.code() == Code.NONODE) {
-                throw WardenException.sessionNotFound(sessionId);
-            }
-            if (cause instanceof Zk.MultiFailure mf && mf.failedIndex() == 0 && mf.code() == Code.NODEEXISTS) {
-                // The record exists: the request already ended (its tombstone), or its acquire got in between our read
-                // of the queue and this write. Look again: a live request is ended like any other.
-                return zk.data(CellPaths.sessionRequest(sessionId, uuid)).handle((ds, e2) -> {
-                    if (e2 != null && Zk.code(e2) != Code.NONODE) {
-                        throw Zk.translate(e2);
-                    }
-                    RequestRecord rec = e2 != null ? null : Json.readOrNull(ds.data(), RequestRecord.class);
-                    if (rec != null && rec.done() || attempt >= CANCEL_ATTEMPTS) {
-                        return CompletableFuture.completedFuture(false);
-                    }
-                    return cancel(sessionId, lockPath, uuid, attempt + 1);
-                }).thenCompose(f -> f);
-            }
-            throw Zk.translate(err);
-        }).thenCompose(f -> f);
+            // The record exists: the request already ended (its tombstone), or its acquire got in between our read of
+            // the queue and the write. Look again: a live request is ended like any other.
+            return zk.data(CellPaths.sessionRequest(sessionId, uuid)).handle((ds, e2) -> {
+                if (e2 != null && Zk.code(e2) != Code.NONODE) {
+                    throw Zk.translate(e2);
+                }
+                RequestRecord rec = e2 != null ? null : Json.readOrNull(ds.data(), RequestRecord.class);
+                if (rec != null && rec.done() || attempt >= CANCEL_ATTEMPTS) {
+                    return CompletableFuture.completedFuture(false);
+                }
+                return cancel(sessionId, lockPath, uuid, attempt + 1);
+            }).thenCompose(f -> f);
+        });
     }
 
     /**
      * A try with a request id its caller gave was refused without being made: leaves the tombstone a cancelled request
-     * leaves ({@link Tombstones#unknownOps}, one {@code multi}), so that a repeat of the call finds the request ended,
-     * as it would have had the try been made and cancelled. True when the tombstone was made; false when the record
-     * already exists (a repeat made the request meanwhile, or it ended before: the caller takes the usual path, which
-     * answers either); fails with SESSION_NOT_FOUND when the session is gone.
+     * leaves, so that a repeat of the call finds the request ended, as it would have had the try been made and
+     * cancelled. True when the tombstone was made; false when the record already exists (a repeat made the request
+     * meanwhile, or it ended before: the caller takes the usual path, which answers either); fails with
+     * SESSION_NOT_FOUND when the session is gone.
      */
     CompletableFuture<Boolean> refused(String sessionId, String uuid) {
+        return tombstone(sessionId, uuid);
+    }
+
+    /**
+     * Makes the tombstone of a request the session has no record of ({@link Tombstones#unknownOps}, one {@code multi}):
+     * true when made, false when a record already exists; SESSION_NOT_FOUND when the session is gone.
+     */
+    private CompletableFuture<Boolean> tombstone(String sessionId, String uuid) {
         List<CuratorOp> ops;
         try {
             ops = tombstones.unknownOps(sessionId, uuid);
