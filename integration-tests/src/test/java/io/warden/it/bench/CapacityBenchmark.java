@@ -329,11 +329,25 @@ public final class CapacityBenchmark {
         int threads = threads(gateway);
         long heapAfter = heapAfterGc(gateway);
         long answeredEarly = calls.stream().filter(CompletableFuture::isDone).count();
+        // What the calls answered before their wait ran out got: a status, or the client's failure (a refused connection).
+        Map<String, Integer> early = new java.util.TreeMap<>();
+        for (CompletableFuture<HttpResponse<String>> c : calls) {
+            if (c.isDone()) {
+                String what;
+                try {
+                    what = "HTTP " + c.join().statusCode();
+                } catch (java.util.concurrent.CompletionException | java.util.concurrent.CancellationException e) {
+                    Throwable cause = e.getCause() == null ? e : e.getCause();
+                    what = cause.getClass().getSimpleName();
+                }
+                early.merge(what, 1, Integer::sum);
+            }
+        }
         double cpu = cpuMs(gateway);
         return String.format(Locale.ROOT, "| acquire calls held open on one gateway | %,.0f held (%,d sent, %d answered "
-                        + "early) | %s → %s (%,.0f bytes per held call) | %d → %d | %.1f s in all | %d locks held by other "
+                        + "early%s) | %s → %s (%,.0f bytes per held call) | %d → %d | %.1f s in all | %d locks held by other "
                         + "sessions, %d waiters each, one connection per call |",
-                pending, calls.size(), answeredEarly, mib(heapBefore), mib(heapAfter),
+                pending, calls.size(), answeredEarly, early.isEmpty() ? "" : ": " + early, mib(heapBefore), mib(heapAfter),
                 (heapAfter - heapBefore) / Math.max(1.0, pending), threadsBefore, threads, cpu / 1000, locks,
                 options.held() / locks);
     }
