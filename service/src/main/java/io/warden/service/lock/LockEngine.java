@@ -159,7 +159,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
             if (!req.requestIdGiven()) {
                 return CompletableFuture.completedFuture(refusal.get());
             }
-            return ends.refused(req.sessionId(), CellPaths.requestUuid(req.sessionId(), req.requestId()))
+            return ends.tombstone(req.sessionId(), CellPaths.requestUuid(req.sessionId(), req.requestId()))
                     .thenCompose(made -> made ? CompletableFuture.completedFuture(refusal.get())
                             : create(req, p, start, 1).thenCompose(held::start));
         });
@@ -170,7 +170,12 @@ public final class LockEngine implements io.warden.service.session.SessionListen
      * without a write (a conflicting holder, or a request queued ahead); empty when it may be granted.
      */
     public CompletableFuture<java.util.Optional<AcquireResult>> tryRefusal(LockName name, io.warden.service.api.Mode mode) {
-        return refusals.refusal(CellPaths.lock(name), mode);
+        String lockPath = CellPaths.lock(name);
+        return refusals.refusal(lockPath, mode).whenComplete((refusal, err) -> {
+            if (refusal != null && refusal.isPresent()) {
+                refusals.refused(lockPath);
+            }
+        });
     }
 
     /**

@@ -137,21 +137,13 @@ final class RequestEnds {
     }
 
     /**
-     * A try with a request id its caller gave was refused without being made: leaves the tombstone a cancelled request
-     * leaves, so that a repeat of the call finds the request ended, as it would have had the try been made and
-     * cancelled. True when the tombstone was made; false when the record already exists (a repeat made the request
-     * meanwhile, or it ended before: the caller takes the usual path, which answers either); fails with
-     * SESSION_NOT_FOUND when the session is gone.
-     */
-    CompletableFuture<Boolean> refused(String sessionId, String uuid) {
-        return tombstone(sessionId, uuid);
-    }
-
-    /**
      * Makes the tombstone of a request the session has no record of ({@link Tombstones#unknownOps}, one {@code multi}):
-     * true when made, false when a record already exists; SESSION_NOT_FOUND when the session is gone.
+     * true when made, false when a record already exists; SESSION_NOT_FOUND when the session is gone. Used for a request
+     * cancelled before its acquire arrived, and for a try with a request id its caller gave that was refused without
+     * being made: a repeat of the call finds the request ended, as it would have had the try been made and cancelled
+     * (false then means a repeat made the request meanwhile, or it ended before: the caller takes the usual path).
      */
-    private CompletableFuture<Boolean> tombstone(String sessionId, String uuid) {
+    CompletableFuture<Boolean> tombstone(String sessionId, String uuid) {
         List<CuratorOp> ops;
         try {
             ops = tombstones.unknownOps(sessionId, uuid);

@@ -60,7 +60,7 @@ final class TryRefusals {
         return busy.containsKey(lockPath);
     }
 
-    /** A try on the lock was refused (answered TIMED_OUT). */
+    /** A try on the lock was refused (answered TIMED_OUT, from the read or by the usual path); the engine tells it. */
     void refused(String lockPath) {
         busy.put(lockPath, Boolean.TRUE);
     }
@@ -88,7 +88,6 @@ final class TryRefusals {
                     if (!rules.refusesTry(q, mode)) {
                         return CompletableFuture.completedFuture(Optional.<AcquireResult>empty());
                     }
-                    refused(lockPath);
                     long revision = cs.stat() == null ? 0 : cs.stat().getPzxid();
                     return reader.holders(lockPath, q).thenApply(holders ->
                             Optional.of(new AcquireResult(Status.TIMED_OUT, null, null, holders, revision)));
