@@ -553,9 +553,12 @@ public final class Gateway implements AutoCloseable {
         return cell;
     }
 
-    /** Whether ZooKeeper has left this gateway's requests unanswered past the stall bound, so calls answer 503 at once. */
-    public boolean zkStalled() {
-        return zk.stalled();
+    /**
+     * Whether calls that need ZooKeeper are refused at once with 503: its client is not connected, or ZooKeeper has
+     * left this gateway's requests unanswered past the stall bound.
+     */
+    public boolean zkRefusing() {
+        return !zk.connected() || zk.stalled();
     }
 
     /** The HTTP API this gateway serves (tests read its route table). */

@@ -36,12 +36,13 @@ public final class Zk {
     private final CuratorFramework client;
     private final WardenMetrics metrics;
     /**
-     * Counts connection losses (SUSPENDED and LOST) and operations Curator is about to send again; see
-     * {@link MultiFailure#maybeApplied()}. The retries are counted by the retry policy, on the thread that decides the
-     * retry and before the operation is queued again, so a retried operation's reply always sees the count moved.
-     * The state listener alone was not enough: Curator runs it on a thread of its own, which may not have heard of a
-     * loss by the time the retried operation's reply comes back (found by ProofSoakIT, seed 7: {@code released:false}
-     * for a release that had been applied; {@code LostReplyTest.release_whoseReplyIsLost_answersReleased_evenWhile*}).
+     * Counts connection losses (SUSPENDED and LOST) and every operation that failed for its connection; see
+     * {@link MultiFailure#maybeApplied()}. The operations are counted by the retry policy ({@link Retries}), on the
+     * thread that decides whether Curator sends one again and before it is queued, so a retried operation's reply, or
+     * the failure of one not retried, always sees the count moved. The state listener alone is not enough: Curator runs
+     * it on a thread of its own, which may not have heard of a loss by the time a retried operation's reply comes back
+     * (a release applied would be answered {@code released:false};
+     * {@code LostReplyTest.release_whoseReplyIsLost_answersReleased_evenWhile*}).
      */
     private final java.util.concurrent.atomic.AtomicLong disconnects = new java.util.concurrent.atomic.AtomicLong();
 
@@ -85,7 +86,7 @@ public final class Zk {
         metrics.batchQueue("write", writes::queued);
         metrics.batchQueue("read", reads::queued);
         org.apache.curator.RetryPolicy retries = client.getZookeeperClient().getRetryPolicy();
-        client.getZookeeperClient().setRetryPolicy(new CountingRetries(retries, disconnects));
+        client.getZookeeperClient().setRetryPolicy(new Retries(retries));
         client.getConnectionStateListenable().addListener((c, state) -> {
             if (!state.isConnected()) {
                 disconnects.incrementAndGet();
@@ -200,10 +201,20 @@ public final class Zk {
     }
 
     private void answered(long sentAt) {
+        answered(sentAt, 0);
+    }
+
+    /**
+     * The request sent at {@code sentAt} is over, with result code {@code rc}. A CONNECTIONLOSS is made by the client
+     * itself when it gives up on its connection: no news from ZooKeeper, so a gateway that was stalled stays so.
+     */
+    private void answered(long sentAt, int rc) {
         long now = System.nanoTime();
         synchronized (stall) {
             unanswered.computeIfPresent(sentAt, (k, n) -> n == 1 ? null : n - 1);
-            lastReply = now;
+            if (rc != KeeperException.Code.CONNECTIONLOSS.intValue()) {
+                lastReply = now;
+            }
         }
     }
 
@@ -422,8 +433,8 @@ public final class Zk {
         CompletableFuture<T> f = new CompletableFuture<>();
         long sentAt = sent();
         BackgroundCallback cb = (c, event) -> {
-            answered(sentAt);
             int rc = event.getResultCode();
+            answered(sentAt, rc);
             replyListener.accept(rc);
             sawStat(event.getStat());
             if (metered) {
@@ -487,16 +498,32 @@ public final class Zk {
         return new IllegalStateException(c);
     }
 
-    /** The client's retry policy, counting each retry it allows before Curator sends the operation again. */
-    private record CountingRetries(org.apache.curator.RetryPolicy delegate, java.util.concurrent.atomic.AtomicLong count)
-            implements org.apache.curator.RetryPolicy {
+    /**
+     * The client's retry policy, which Curator asks each time an operation fails for its connection (a loss, a timeout,
+     * an expired or moved session). Each time is counted in {@link #disconnects}, before Curator sends the operation
+     * again or gives up: either way a write in flight may have been applied ({@link MultiFailure#maybeApplied()}).
+     *
+     * <p>An operation is not sent again while ZooKeeper has stopped answering this gateway ({@link #stalled()}: a frozen
+     * server, a black-holed link, noticed only at the client's read timeout). Curator decides a retry on ZooKeeper's
+     * event thread and sends it on one of its own a moment later, judging the connection from a flag that event thread
+     * sets only once it has run every callback the loss completed; when those take longer than the retry's back-off,
+     * the operation goes to a client that is connecting to the same silent server and waits out the connection timeout
+     * (the session timeout over the number of servers), once per retry: a call in flight as ZooKeeper froze hung for
+     * over 30 s. Refused instead, it fails with CONNECTIONLOSS at the read timeout and its callers answer at once (a
+     * 503, or a write's resolution). A connection that breaks without a stall (a server restarted, a reset link) is
+     * retried as before.
+     */
+    private final class Retries implements org.apache.curator.RetryPolicy {
+        private final org.apache.curator.RetryPolicy delegate;
+
+        Retries(org.apache.curator.RetryPolicy delegate) {
+            this.delegate = delegate;
+        }
+
         @Override
         public boolean allowRetry(int retryCount, long elapsedTimeMs, org.apache.curator.RetrySleeper sleeper) {
-            if (delegate.allowRetry(retryCount, elapsedTimeMs, sleeper)) {
-                count.incrementAndGet();
-                return true;
-            }
-            return false;
+            disconnects.incrementAndGet();
+            return !stalled() && delegate.allowRetry(retryCount, elapsedTimeMs, sleeper);
         }
 
         @Override
