@@ -26,6 +26,8 @@ import java.util.function.BooleanSupplier;
  *   <li>4401 without credentials a principal has, 4403 when the session is another principal's (with an auth file;
  *       checked once, at connect, before the first heartbeat is answered).</li>
  * </ul>
+ * Jetty closes the connection as soon as it has written a close frame with a code other than 1000 or 1001, without
+ * waiting for the client's: a client still sending heartbeats may see a reset instead of the frame.
  * A 503 from the engine (no ZooKeeper, or this gateway lost its ZooKeeper session) is a frame
  * {@code {"error":"UNAVAILABLE","detail":...}} and the socket stays open: the client may keep trying or fail over.
  *
