@@ -57,6 +57,8 @@ import java.util.concurrent.atomic.AtomicReference;
  * </ol>
  * What one machine can drive is bounded: the load generator and the gateway each have at most the descriptor limit
  * ({@code ulimit -Hn}) of sockets, so {@code --ws-sessions} must stay below it; the rest of the sessions use HTTP.
+ * {@code --gateway-jfr FILE} records the gateway's Java Flight Recorder profile ({@code settings=profile}) into FILE,
+ * written as the gateway exits at the end of the run ({@code jfr print --events jdk.ExecutionSample FILE}).
  *
  * <p>Run: {@code mvn -B -q -Pbench -DskipTests package -pl integration-tests -am -Dbench.main=SeedBenchmark
  * -Dbench.args="--sessions 100000 --ws-sessions 10000"}.
@@ -73,7 +75,8 @@ public final class SeedBenchmark {
     }
 
     record Options(int sessions, int wsSessions, int locks, long ttlMs, long holdMs, int clients, int rate,
-                   int refusalClients, int rounds, int seconds, int warmupS, String heap, String parts, Path out) {
+                   int refusalClients, int rounds, int seconds, int warmupS, String heap, String parts, Path out,
+                   Path gatewayJfr) {
         static Options parse(String[] args) {
             Map<String, String> flags = new LinkedHashMap<>();
             for (int i = 0; i < args.length; i += 2) {
@@ -83,7 +86,7 @@ public final class SeedBenchmark {
                 flags.put(args[i].substring(2), args[i + 1]);
             }
             List<String> known = List.of("sessions", "ws-sessions", "locks", "ttl-ms", "hold-ms", "clients", "rate",
-                    "refusal-clients", "rounds", "seconds", "warmup-s", "heap", "parts", "out");
+                    "refusal-clients", "rounds", "seconds", "warmup-s", "heap", "parts", "out", "gateway-jfr");
             for (String key : flags.keySet()) {
                 if (!known.contains(key)) {
                     throw new IllegalArgumentException("unknown flag --" + key + "; known: " + known);
@@ -102,7 +105,8 @@ public final class SeedBenchmark {
                     Integer.parseInt(flags.getOrDefault("warmup-s", "3")),
                     flags.getOrDefault("heap", "1g"),
                     flags.getOrDefault("parts", "refusals,seed"),
-                    Path.of(flags.getOrDefault("out", System.getProperty("warden.it.logs", "target") + "/seed-results.md")));
+                    Path.of(flags.getOrDefault("out", System.getProperty("warden.it.logs", "target") + "/seed-results.md")),
+                    flags.containsKey("gateway-jfr") ? Path.of(flags.get("gateway-jfr")).toAbsolutePath() : null);
         }
     }
 
@@ -118,8 +122,12 @@ public final class SeedBenchmark {
         try (ZkEnsemble zk = ZkEnsemble.start(launcher, 3, new ZkEnsemble.Options(1000, true, List.of("-Xms256m", "-Xmx1g")))) {
             zk.awaitQuorum(Duration.ofSeconds(60));
             String many = Integer.toString(options.sessions() + 10_000);
-            GatewayProcess gateway = GatewayProcess.start(launcher, "gw1", zk.connectString(), 10_000,
-                    List.of("-Xms" + options.heap(), "-Xmx" + options.heap()),
+            List<String> jvm = new java.util.ArrayList<>(List.of("-Xms" + options.heap(), "-Xmx" + options.heap()));
+            if (options.gatewayJfr() != null) {
+                // The gateway's own profile (its process only), written when it exits: where its CPU goes per operation.
+                jvm.add("-XX:StartFlightRecording=settings=profile,filename=" + options.gatewayJfr());
+            }
+            GatewayProcess gateway = GatewayProcess.start(launcher, "gw1", zk.connectString(), 10_000, jvm,
                     List.of("--max-sessions-per-gateway", many, "--max-sessions-per-principal", many,
                             "--max-requests-per-principal", many, "--max-connections-per-ip", many));
             gateway.awaitReady(Duration.ofSeconds(60));
@@ -134,6 +142,10 @@ public final class SeedBenchmark {
                     report.append(seed(http, gateway, cpu, options));
                 }
             } finally {
+                if (options.gatewayJfr() != null) {
+                    gateway.terminate(); // a clean exit writes the recording (drain takes a few seconds)
+                    gateway.process().awaitExit(Duration.ofSeconds(60));
+                }
                 gateway.close();
             }
         }
