@@ -200,8 +200,11 @@ public final class Zk {
         return now;
     }
 
-    private void answered(long sentAt) {
-        answered(sentAt, 0);
+    /** The request sent at {@code sentAt} was never sent after all (the client refused it): no news either way. */
+    private void neverSent(long sentAt) {
+        synchronized (stall) {
+            unanswered.computeIfPresent(sentAt, (k, n) -> n == 1 ? null : n - 1);
+        }
     }
 
     /**
@@ -279,7 +282,7 @@ public final class Zk {
                 ops.add(org.apache.zookeeper.Op.getData(full));
             }
             client.getZookeeperClient().getZooKeeper().multi(ops, (rc, p, ctx, results) -> {
-                answered(sentAt);
+                answered(sentAt, rc);
                 replyListener.accept(rc);
                 if (results != null) {
                     results.forEach(r -> sawStat(r instanceof org.apache.zookeeper.OpResult.GetDataResult d ? d.getStat() : null));
@@ -287,7 +290,7 @@ public final class Zk {
                 f.complete(results);
             }, null);
         } catch (Exception e) {
-            answered(sentAt); // never sent
+            neverSent(sentAt);
             f.completeExceptionally(e);
         }
         return f;
@@ -378,7 +381,7 @@ public final class Zk {
         CompletableFuture<MultiReply> f = new CompletableFuture<>();
         long sentAt = sent();
         BackgroundCallback cb = (c, event) -> {
-            answered(sentAt);
+            answered(sentAt, event.getResultCode());
             replyListener.accept(event.getResultCode());
             if (event.getOpResults() != null) {
                 event.getOpResults().forEach(r -> sawStat(r.getResultStat()));
@@ -388,7 +391,7 @@ public final class Zk {
         try {
             client.transaction().inBackground(cb).forOperations(ops);
         } catch (Exception e) {
-            answered(sentAt); // never sent
+            neverSent(sentAt);
             f.completeExceptionally(e);
         }
         return f;
@@ -455,7 +458,7 @@ public final class Zk {
         try {
             starter.start(cb);
         } catch (Exception e) {
-            answered(sentAt); // never sent
+            neverSent(sentAt);
             f.completeExceptionally(e);
         }
         return f;

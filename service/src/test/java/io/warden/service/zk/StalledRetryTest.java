@@ -28,6 +28,19 @@ class StalledRetryTest {
 
     @Test
     void aRequestInFlightAsZooKeeperFroze_failsAtTheReadTimeout_notAfterAConnectionAttemptPerRetry() throws Exception {
+        frozenWhileInFlight(false);
+    }
+
+    /**
+     * A batched read sent before it fails first when the connection is lost (ZooKeeper's own client, no retry): its
+     * CONNECTIONLOSS is no reply from ZooKeeper, so the gateway is still stalled when Curator asks whether to retry.
+     */
+    @Test
+    void aReadBatchFailingFirst_doesNotMakeTheGatewayLookAnsweredToTheRetryDecision() throws Exception {
+        frozenWhileInFlight(true);
+    }
+
+    private void frozenWhileInFlight(boolean readBatchFirst) throws Exception {
         try (TestingServer server = new TestingServer(true);
              ZkCutProxy proxy = new ZkCutProxy(server.getPort());
              CuratorFramework curator = CuratorFrameworkFactory.builder().connectString(proxy.connectString())
@@ -40,6 +53,7 @@ class StalledRetryTest {
 
             proxy.blackhole();
             long frozeAt = System.nanoTime();
+            CompletableFuture<?> readBatch = readBatchFirst ? zk.readMulti(java.util.List.of("/")) : null;
             CompletableFuture<Void> inFlight = zk.sync("/");
             // A request of ZooKeeper's own client (Curator does not retry it) whose callback, run on the event thread
             // when the connection is lost, holds that thread: Curator hears of the loss only after it.
@@ -53,6 +67,9 @@ class StalledRetryTest {
                     .hasCauseInstanceOf(KeeperException.ConnectionLossException.class);
             long ms = Duration.ofNanos(System.nanoTime() - frozeAt).toMillis();
             slowCallbackRan.get(30, TimeUnit.SECONDS);
+            if (readBatch != null) {
+                assertThat(readBatch).isDone();
+            }
             // The read timeout (6 s) and the held callback (2 s) at most, with room for a slow machine; a retry sent to
             // the connecting client would add the connection timeout (9 s) at least.
             assertThat(ms).as("the request ended %d ms after ZooKeeper froze", ms).isLessThan(12_000);
