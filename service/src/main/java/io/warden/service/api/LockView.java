@@ -11,7 +11,7 @@ import java.util.List;
  */
 public record LockView(String name, LockMode mode, List<Holder> holders, List<Waiter> waiters, long revision,
                        int tooLargeEntries) {
-    public enum LockMode { FREE, EXCLUSIVE, SHARED }
+    public enum LockMode { FREE, EXCLUSIVE, SHARED, SEMAPHORE }
 
     public LockView {
         holders = List.copyOf(holders);

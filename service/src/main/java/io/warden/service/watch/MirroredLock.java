@@ -42,7 +42,7 @@ final class MirroredLock {
     record Node(QueueEntry entry, long token, String sessionId, String clientId) {
         Node {
             if (entry.id() != null) {
-                entry = new QueueEntry(entry.node(), entry.sequence(), entry.mode(), null);
+                entry = new QueueEntry(entry.node(), entry.sequence(), entry.mode(), null, entry.permits());
             }
         }
     }
@@ -160,8 +160,11 @@ final class MirroredLock {
             }
             i++;
         }
-        LockView.LockMode mode = firstMode == null ? LockView.LockMode.FREE
-                : firstMode == Mode.EXCLUSIVE ? LockView.LockMode.EXCLUSIVE : LockView.LockMode.SHARED;
+        LockView.LockMode mode = firstMode == null ? LockView.LockMode.FREE : switch (firstMode) {
+            case EXCLUSIVE -> LockView.LockMode.EXCLUSIVE;
+            case SHARED -> LockView.LockMode.SHARED;
+            case SEMAPHORE -> LockView.LockMode.SEMAPHORE;
+        };
         return new LockView(name, mode, holders, waiters, revision);
     }
 
