@@ -74,7 +74,7 @@ public final class BrokenGateway {
                 case RESUME_FROM_NOW -> new Rules(c.grants(), c.expiry(), (ResumeRule) since -> null);
                 case REFUSE_FREE_TRIES -> new Rules(new GrantRules() {
                     @Override
-                    public boolean refusesTry(LockQueue queue, io.warden.service.api.Mode mode) {
+                    public boolean refusesTry(LockQueue queue, io.warden.service.api.Mode mode, int permits) {
                         return true;
                     }
                 }, c.expiry(), c.resume());

@@ -23,9 +23,9 @@ public record QueueEntry(String node, long sequence, Mode mode, String id, int p
     static final String PROTECTED_PREFIX = "_c_";
     static final String SEMAPHORE_MARK = "-sem";
     /** The fewest permits a semaphore may have (one permit is an EXCLUSIVE lock). */
-    public static final int MIN_PERMITS = 2;
+    public static final int MIN_PERMITS = io.warden.service.api.AcquireRequest.MIN_PERMITS;
     /** The most permits a semaphore may have. */
-    public static final int MAX_PERMITS = 1024;
+    public static final int MAX_PERMITS = io.warden.service.api.AcquireRequest.MAX_PERMITS;
 
     public QueueEntry {
         if ((mode == Mode.SEMAPHORE) != (permits != 0)) {
