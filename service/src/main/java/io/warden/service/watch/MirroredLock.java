@@ -165,7 +165,8 @@ final class MirroredLock {
             case SHARED -> LockView.LockMode.SHARED;
             case SEMAPHORE -> LockView.LockMode.SEMAPHORE;
         };
-        return new LockView(name, mode, holders, waiters, revision);
+        int permits = queue.isEmpty() ? 0 : queue.firstKey().permits();
+        return new LockView(name, mode, holders, waiters, revision).withPermits(permits);
     }
 
     /** How many of this lock's nodes hold it; the rest wait. O(1). */
