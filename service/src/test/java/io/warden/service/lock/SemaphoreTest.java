@@ -244,6 +244,30 @@ class SemaphoreTest {
         await("curator's node gone", () -> fx.queueSize("pay/pool") == 0);
     }
 
+    /**
+     * What docs/api.md says of Curator's own semaphore: it keeps its leases in nodes of its own under the path, so it
+     * and a Warden semaphore on the same name do not see each other (here 1 + 2 holders of "2 permits"), and Warden
+     * ignores its nodes.
+     */
+    @Test
+    void curatorsSemaphoreV2_onTheSamePath_doesNotSeeWardensHolders() throws Exception {
+        var curator = new org.apache.curator.framework.recipes.locks.InterProcessSemaphoreV2(fx.curator,
+                WardenFixture.lockPath("pay/pool"), 2);
+        var lease = curator.acquire(5, TimeUnit.SECONDS);
+        assertThat(lease).isNotNull();
+        try {
+            for (int i = 0; i < 2; i++) {
+                assertThat(join(w.acquire(semaphore(session(w, "c" + i, 10_000), "pay/pool", 2, 0))).status())
+                        .isEqualTo(Status.GRANTED);
+            }
+            assertThat(curator.getParticipantNodes()).hasSize(1);
+            LockView view = join2(w.lock(LockName.parse("pay/pool")));
+            assertThat(view.holders()).hasSize(2);
+        } finally {
+            curator.returnLease(lease);
+        }
+    }
+
     @Test
     void aFullSemaphore_refusesTriesFromARead_withoutWriting() throws Exception {
         for (int i = 0; i < 2; i++) {
