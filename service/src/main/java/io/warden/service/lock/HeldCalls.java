@@ -28,8 +28,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The acquire calls held on this gateway until they are answered ({@link HeldCall}): each looks at its lock's queue,
- * and is granted, refused at admission, answered as a try-lock, or watches the one entry it waits for
- * ({@link LockQueue#blocker}) and looks again when that goes; its {@code wait_ms} ends it (TIMED_OUT, or QUEUED with
+ * and is granted, refused at admission, withdrawn when it disagrees with the kind of the name's first entry (a lock
+ * request on a semaphore, or the reverse: 409 CONFLICT), answered as a try-lock, or watches the one entry it waits for
+ * ({@link LockQueue#blocker}) — a semaphore request behind its permits' worth of holders, the whole queue — and looks
+ * again when that goes; its {@code wait_ms} ends it (TIMED_OUT, or QUEUED with
  * {@code on_timeout: KEEP}). Waiting costs memory, not threads.
  *
  * <p>Admission, at a call's first look: a lock has at most {@code max-entries-per-lock} entries, holders and waiters
@@ -44,7 +46,7 @@ import java.util.concurrent.CompletableFuture;
  * <p>Concurrency: {@link HeldCall}'s note says how a call moves; the path that moves it out of WAITING answers it.
  * Looks run their continuations on ZooKeeper's event thread; starts, timers and rechecks come from any thread. Calls
  * are registered in {@link WaitingCalls} (by session) from {@link #start} until answered, and their blockers' watches
- * kept in {@link BlockerWatches} (one per blocker node); {@link #releasedAt} is a bounded concurrent map. Nothing here
+ * kept in {@link BlockerWatches} (one per blocker node, and one per lock whose queue semaphore waiters watch); {@link #releasedAt} is a bounded concurrent map. Nothing here
  * blocks.
  */
 final class HeldCalls {
