@@ -10,7 +10,7 @@ import java.util.concurrent.Callable;
 
 /** {@code warden get NAME}: a lock's holders and waiters ({@code GET /v1/locks/{name}}, a linearizable read). */
 @Command(name = "get", mixinStandardHelpOptions = true,
-        description = "Show a lock: its mode (FREE, EXCLUSIVE, SHARED), holders with their tokens, and waiters.",
+        description = "Show a lock: its mode (FREE, EXCLUSIVE, SHARED, SEMAPHORE), holders with their tokens, and waiters.",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
         "  0:   shown (also when FREE)", "  2:   bad lock name", "  5:   no gateway reachable"})
 final class GetCommand implements Callable<Integer> {

@@ -32,6 +32,8 @@ final class AcquireCall {
     private final LockCalls calls;
     private final String name;
     private final LockMode mode;
+    /** A semaphore's permits; 0 for a lock. */
+    private final int permits;
     private final Duration wait;
     private final long deadlineNanos;
     private final long maxWaitMs;
@@ -39,10 +41,11 @@ final class AcquireCall {
     private final CompletableFuture<Hold> result = new CompletableFuture<>();
     private final CompletableFuture<Void> cleanedUp = new CompletableFuture<>();
 
-    AcquireCall(LockCalls calls, String name, LockMode mode, Duration wait, long maxWaitMs) {
+    AcquireCall(LockCalls calls, String name, LockMode mode, int permits, Duration wait, long maxWaitMs) {
         this.calls = calls;
         this.name = name;
         this.mode = mode;
+        this.permits = permits;
         this.wait = wait;
         this.maxWaitMs = maxWaitMs;
         this.deadlineNanos = calls.ticker().getAsLong() + wait.toNanos();
@@ -125,7 +128,7 @@ final class AcquireCall {
         // Retries of this call (same request_id) may go on until one request timeout after the caller's deadline;
         // each asks for what remains of the wait when it is sent.
         long retryDeadline = Math.max(now, deadlineNanos) + calls.requestTimeout().toNanos();
-        calls.acquire(name, mode, requestId, deadlineNanos, maxWaitMs, retryDeadline).whenComplete(this::answered);
+        calls.acquire(name, mode, permits, requestId, deadlineNanos, maxWaitMs, retryDeadline).whenComplete(this::answered);
     }
 
     private void answered(HttpGateway.Reply<Wire.Acquired> reply, Throwable error) {

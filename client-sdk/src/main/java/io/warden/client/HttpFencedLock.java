@@ -14,11 +14,18 @@ final class HttpFencedLock implements FencedLock {
     private final WardenClient client;
     private final String name;
     private final LockMode mode;
+    /** A semaphore's permits; 0 for a lock. */
+    private final int permits;
 
     HttpFencedLock(WardenClient client, String name, LockMode mode) {
+        this(client, name, mode, 0);
+    }
+
+    HttpFencedLock(WardenClient client, String name, LockMode mode, int permits) {
         this.client = client;
         this.name = name;
         this.mode = mode;
+        this.permits = permits;
     }
 
     @Override
@@ -55,11 +62,11 @@ final class HttpFencedLock implements FencedLock {
         if (wait.isNegative()) {
             throw new IllegalArgumentException("wait must not be negative, got " + wait);
         }
-        return new AcquireCall(client.calls(), name, mode, wait, client.maxWaitPerCallMs()).start();
+        return new AcquireCall(client.calls(), name, mode, permits, wait, client.maxWaitPerCallMs()).start();
     }
 
     @Override
     public String toString() {
-        return "FencedLock[" + name + " " + mode + "]";
+        return "FencedLock[" + name + " " + mode + (permits > 0 ? " of " + permits + " permits" : "") + "]";
     }
 }

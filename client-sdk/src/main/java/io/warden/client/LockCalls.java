@@ -54,7 +54,7 @@ final class LockCalls {
      * after a failed attempt do not start the wait over (with the full {@code wait_ms} on every retry,
      * {@code acquire(wait)} could block for about 2 x wait + 2 x the request timeout).
      */
-    CompletableFuture<HttpGateway.Reply<Wire.Acquired>> acquire(String name, LockMode mode, String requestId,
+    CompletableFuture<HttpGateway.Reply<Wire.Acquired>> acquire(String name, LockMode mode, int permits, String requestId,
                                                                 long waitDeadlineNanos, long maxWaitMs,
                                                                 long retryDeadlineNanos) {
         String what = "acquire of lock '" + name + "' (request " + requestId + ")";
@@ -62,7 +62,8 @@ final class LockCalls {
             long remainingMs = TimeUnit.NANOSECONDS.toMillis(Math.max(0, waitDeadlineNanos - ticker.getAsLong()));
             boolean keep = remainingMs > maxWaitMs;
             long waitMs = Math.min(remainingMs, maxWaitMs);
-            var body = new Wire.Acquire(session.id(), name, mode, waitMs, requestId, keep ? "KEEP" : "CANCEL");
+            var body = new Wire.Acquire(session.id(), name, mode, permits == 0 ? null : permits, waitMs, requestId,
+                    keep ? "KEEP" : "CANCEL");
             var call = new HttpGateway.Call<>("POST", "/v1/acquire", body, Wire.Acquired.class, what);
             return new HttpGateway.Attempt<>(call, requestTimeout.plusMillis(waitMs));
         }, retryDeadlineNanos);

@@ -174,6 +174,28 @@ public final class WardenClient implements AutoCloseable {
         return new HttpFencedLock(this, LockNames.check(name), LockMode.EXCLUSIVE);
     }
 
+    /**
+     * A counted semaphore of {@code name}: at most {@code permits} holders at once, granted in queue order, each with a
+     * token of its own (a {@link Hold} of mode {@link LockMode#SEMAPHORE}). Every request on a name must agree while it
+     * has holders or waiters: an acquire on a name held as a lock, or as a semaphore of other permits, fails with a
+     * {@link WardenClientException} naming the name's kind (409 CONFLICT). As with a lock, a hold is a lease: pass its
+     * token to the resource you guard.
+     * <pre>{@code
+     * FencedLock pool = warden.semaphore("reports/exporters", 4);
+     * try (Hold hold = pool.acquire(Duration.ofSeconds(30))) {
+     *     export(hold.token());
+     * }
+     * }</pre>
+     *
+     * @param permits 2 to 1024 (one permit is {@link #lock})
+     */
+    public FencedLock semaphore(String name, int permits) {
+        if (permits < 2 || permits > 1024) {
+            throw new IllegalArgumentException("permits must be between 2 and 1024, got " + permits);
+        }
+        return new HttpFencedLock(this, LockNames.check(name), LockMode.SEMAPHORE, permits);
+    }
+
     /** SHARED (read) and EXCLUSIVE (write) locks of {@code name}. */
     public FencedReadWriteLock readWriteLock(String name) {
         String checked = LockNames.check(name);

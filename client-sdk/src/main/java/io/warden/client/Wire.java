@@ -31,7 +31,9 @@ final class Wire {
     record KeepaliveAck(long ttlMsRemaining) {
     }
 
-    record Acquire(String sessionId, String name, LockMode mode, long waitMs, String requestId, String onTimeout) {
+    /** {@code permits}: a SEMAPHORE request's, null for a lock request (left out of the body). */
+    record Acquire(String sessionId, String name, LockMode mode, Integer permits, long waitMs, String requestId,
+                   String onTimeout) {
     }
 
     /** {@code revision}: the zxid the answer reflects; for a GRANTED one, at or after the change that made the grant. */

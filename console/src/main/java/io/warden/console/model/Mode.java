@@ -1,4 +1,4 @@
 package io.warden.console.model;
 
 /** A lock request's mode. */
-public enum Mode { EXCLUSIVE, SHARED }
+public enum Mode { EXCLUSIVE, SHARED, SEMAPHORE }

@@ -9,7 +9,7 @@ import java.util.Objects;
  * @param sessionId   the Warden session, or null for a node of a direct-mode (plain Curator) client
  * @param clientId    the client id the session was opened with ("curator" for direct-mode nodes)
  * @param requestId   the request id, or null for direct-mode nodes
- * @param mode        EXCLUSIVE or SHARED
+ * @param mode        EXCLUSIVE, SHARED or SEMAPHORE
  * @param token       the fencing token: the queue node's czxid
  * @param position    0-based place in the queue (holders first)
  * @param holds       whether it holds the lock now

@@ -11,7 +11,7 @@ import java.util.Objects;
  *
  * <p>Concurrency: an immutable value; safe to share between threads.
  *
- * @param mode            EXCLUSIVE or SHARED as held now, or {@code FREE} when nothing holds it (only waiters, e.g.
+ * @param mode            EXCLUSIVE, SHARED or SEMAPHORE as held now, or {@code FREE} when nothing holds it (only waiters, e.g.
  *                        behind a lock-delay)
  * @param holderClients   the client ids of its holders, in queue order, without repeats
  * @param heldSince       the earliest {@link QueuedRequest#heldSince()} of its holders, or null

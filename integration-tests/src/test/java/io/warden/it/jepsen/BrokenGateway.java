@@ -34,6 +34,8 @@ import java.util.concurrent.CountDownLatch;
  *   RESYNC, only what happens from now on (breaks §3's resume; the watch checker must see a grant it never got).</li>
  *   <li>{@link Bug#REFUSE_FREE_TRIES}: a try-lock that reads before it writes is refused whatever it reads, a free lock
  *   too (breaks §3's try-lock; the mutex checker must see a try refused while nobody held the lock).</li>
+ *   <li>{@link Bug#SEMAPHORE_ONE_MORE}: a semaphore entry holds one place further back than its permits allow (breaks
+ *   §2.12; the semaphore checker must see one holder more than the permits).</li>
  * </ul>
  */
 public final class BrokenGateway {
@@ -42,7 +44,8 @@ public final class BrokenGateway {
 
     /** The deliberate bugs. */
     enum Bug {
-        GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK, WAITERS_NEVER_WOKEN, RESUME_FROM_NOW, REFUSE_FREE_TRIES;
+        GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK, WAITERS_NEVER_WOKEN, RESUME_FROM_NOW, REFUSE_FREE_TRIES,
+        SEMAPHORE_ONE_MORE;
 
         Rules rules() {
             Rules c = Rules.CONTRACT;
@@ -72,9 +75,18 @@ public final class BrokenGateway {
                     }
                 }, c.expiry(), c.resume());
                 case RESUME_FROM_NOW -> new Rules(c.grants(), c.expiry(), (ResumeRule) since -> null);
+                case SEMAPHORE_ONE_MORE -> new Rules(new GrantRules() {
+                    @Override
+                    public boolean holds(LockQueue queue, int index) {
+                        // A semaphore entry holds at one place more than its permits allow.
+                        var e = queue.entries().get(index);
+                        return queue.holds(index) || e.mode() == io.warden.service.api.Mode.SEMAPHORE
+                                && index == e.permits() && queue.waitsForCount(index);
+                    }
+                }, c.expiry(), c.resume());
                 case REFUSE_FREE_TRIES -> new Rules(new GrantRules() {
                     @Override
-                    public boolean refusesTry(LockQueue queue, io.warden.service.api.Mode mode) {
+                    public boolean refusesTry(LockQueue queue, io.warden.service.api.Mode mode, int permits) {
                         return true;
                     }
                 }, c.expiry(), c.resume());

@@ -86,7 +86,13 @@ final class ForcedInterleavings {
          * sees a free lock); one with {@code REFUSE_FREE_TRIES} refuses it (mutex checker: a try refused while nobody
          * held the lock).
          */
-        TRY_AFTER_A_RELEASE;
+        TRY_AFTER_A_RELEASE,
+        /**
+         * Two clients hold a semaphore of two permits and keep holding it until a third client's acquire of it
+         * (waiting {@link #ASK_MS}) has been answered. A correct gateway answers the third TIMED_OUT; one with
+         * {@code SEMAPHORE_ONE_MORE} grants it while both still hold: three holders of two permits (semaphore checker).
+         */
+        SEMAPHORE_FULL_WHILE_ANOTHER_ASKS;
 
         static List<Scenario> every() {
             return List.of(values());
@@ -103,6 +109,8 @@ final class ForcedInterleavings {
     static final String WATCH_LOCK = "jepsen/forced/watch";
     static final String EXPIRY_LOCK = "jepsen/forced/expiry";
     static final String TRY_LOCK = "jepsen/forced/try";
+    /** The semaphore of {@link Scenario#SEMAPHORE_FULL_WHILE_ANOTHER_ASKS}, of {@link MutexWorkload#SEM_PERMITS}. */
+    static final String SEM_LOCK = "jepsen/forced/sem";
     /** The process of the second holder of {@link Scenario#HELD_WHILE_ANOTHER_ASKS} on the readers-and-writers lock. */
     static final String FIFO_SECOND = "forced-fifo-second";
     /** The process of {@link Scenario#WAITER_BEHIND_A_RELEASE}'s waiter: a liveness client, as the round's are. */
@@ -171,7 +179,42 @@ final class ForcedInterleavings {
             case WATCH_CUT_WHILE_GRANTED -> watchCutWhileGranted();
             case KEEPALIVES_PAUSED_THREE_QUARTERS_TTL -> keepalivesPaused();
             case TRY_AFTER_A_RELEASE -> tryAfterARelease();
+            case SEMAPHORE_FULL_WHILE_ANOTHER_ASKS -> semaphoreFullWhileAnotherAsks();
         };
+    }
+
+    private String semaphoreFullWhileAnotherAsks() {
+        String lock = SEM_LOCK;
+        int permits = MutexWorkload.SEM_PERMITS;
+        List<Tracked> holders = new ArrayList<>();
+        List<Op> holds = new ArrayList<>();
+        Tracked asker = null;
+        try {
+            for (int i = 0; i < permits; i++) {
+                Tracked t = open("forced-sem-" + i, i);
+                holders.add(t);
+                holds.add(granted(acquire("forced-sem-" + i, t, lock, "SEMAPHORE", permits, STEP.toMillis(), null),
+                        "holder " + i));
+            }
+            asker = open("forced-sem-asker", permits);
+            Op asked = acquire("forced-sem-asker", asker, lock, "SEMAPHORE", permits, ASK_MS, null);
+            // The holders release only now that the third was answered: if it was granted, three held at once.
+            for (int i = 0; i < permits; i++) {
+                w.release("forced-sem-" + i, holders.get(i).client, holders.get(i), lock, holds.get(i).token());
+            }
+            if (asked.outcome() == Op.Outcome.GRANTED) {
+                w.release("forced-sem-asker", asker.client, asker, lock, asked.token());
+            }
+            return lock + ": " + permits + " holders (tokens " + holds.stream().map(o -> Long.toString(o.token()))
+                    .collect(java.util.stream.Collectors.joining(", ")) + ") held while a third request waited "
+                    + ASK_MS + " ms: " + (asked.outcome() == Op.Outcome.GRANTED
+                    ? "GRANTED token " + asked.token() + " while they held" : asked.outcome());
+        } finally {
+            for (Tracked t : holders) {
+                close(t, null);
+            }
+            close(asker, null);
+        }
     }
 
     // ------------------------------------------------------------------ the scenarios
@@ -381,9 +424,13 @@ final class ForcedInterleavings {
 
     /** An acquire recorded in the history, as the workload's threads record theirs; an unknown outcome ends the scenario. */
     private Op acquire(String process, Tracked s, String lock, String mode, long waitMs, String requestId) {
+        return acquire(process, s, lock, mode, 0, waitMs, requestId);
+    }
+
+    private Op acquire(String process, Tracked s, String lock, String mode, int permits, long waitMs, String requestId) {
         long call = System.nanoTime();
         try {
-            WardenClient.Acquired a = s.client.acquire(s.id, lock, mode, waitMs,
+            WardenClient.Acquired a = s.client.acquire(s.id, lock, mode, permits, waitMs,
                     requestId == null ? "r-" + UUID.randomUUID() : requestId, "CANCEL");
             long ret = System.nanoTime();
             return w.record(process, lock, Op.Kind.ACQUIRE, s.id, a.granted() ? a.token() : 0,

@@ -206,6 +206,14 @@ public final class MutexWorkload {
             workers.add(t);
             t.start();
         }
+        for (int i = 0; i < SEM_THREADS; i++) {
+            long seed = seeds.nextLong();
+            String process = name + "-sem-" + i;
+            WardenClient mine = clients.get((i + RW_THREADS) % clients.size());
+            Thread t = new Thread(() -> semWorker(process, mine, new Random(seed), until), process);
+            workers.add(t);
+            t.start();
+        }
         for (int i = 0; i < sdkThreads; i++) {
             long seed = seeds.nextLong();
             String process = name + "-sdk-" + i;
@@ -390,6 +398,71 @@ public final class MutexWorkload {
     static final int RW_THREADS = 4;
     /** The lock of the shared-runs workload: readers and writers, checked by {@link FifoChecker}. */
     static final String RW_LOCK = "jepsen/rw";
+    /** Threads of the semaphore workload ({@link #semWorker}) on {@link #SEM_LOCK}. */
+    static final int SEM_THREADS = 3;
+    /** The semaphore of the semaphore workload, of {@link #SEM_PERMITS}, checked by {@link FencedSemaphore}. */
+    static final String SEM_LOCK = "jepsen/sem";
+    static final int SEM_PERMITS = 2;
+
+    /**
+     * A semaphore thread (plain HTTP, one gateway until it fails): on {@link #SEM_LOCK}, three threads for two permits,
+     * it tries (one time in three: {@code wait_ms} 0, a refusal recorded as REFUSED) or waits up to 4 s, holds briefly
+     * and releases. An unknown outcome ends its session, as for the mutex threads.
+     */
+    private void semWorker(String process, WardenClient client, Random rnd, long until) {
+        Tracked session = null;
+        while (System.nanoTime() - until < 0) {
+            if (session == null || session.isGone()) {
+                session = open(process, client, false);
+                if (session == null) {
+                    Await.sleepQuietly(Duration.ofMillis(200));
+                    continue;
+                }
+            }
+            long waitMs = rnd.nextInt(3) == 0 ? 0 : 4000;
+            long call = System.nanoTime();
+            long token = 0;
+            Op.Outcome outcome;
+            long ret;
+            try {
+                WardenClient.Acquired a = client.acquire(session.id, SEM_LOCK, "SEMAPHORE", SEM_PERMITS, waitMs,
+                        "s-" + UUID.randomUUID(), "CANCEL");
+                ret = System.nanoTime();
+                outcome = a.granted() ? Op.Outcome.GRANTED : waitMs == 0 ? Op.Outcome.REFUSED : Op.Outcome.NOT_GRANTED;
+                token = a.granted() ? a.token() : 0;
+            } catch (SessionNotFoundException e) {
+                ret = System.nanoTime();
+                session.gone(ret);
+                outcome = gone(e);
+            } catch (ProblemException e) {
+                ret = System.nanoTime();
+                if (e.ambiguous()) { // an earlier attempt may have queued or been granted
+                    record(process, SEM_LOCK, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, "SEMAPHORE");
+                    abandon(session);
+                    session = null;
+                    continue;
+                }
+                outcome = Op.Outcome.NOT_GRANTED;
+            } catch (RuntimeException e) {
+                record(process, SEM_LOCK, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, "SEMAPHORE");
+                abandon(session);
+                session = null;
+                continue;
+            }
+            record(process, SEM_LOCK, Op.Kind.ACQUIRE, session.id, token, outcome, call, ret, "SEMAPHORE");
+            if (outcome != Op.Outcome.GRANTED) {
+                continue;
+            }
+            Await.sleepQuietly(Duration.ofMillis(rnd.nextInt(150)));
+            if (!release(process, client, session, SEM_LOCK, token)) {
+                abandon(session);
+                session = null;
+            }
+        }
+        if (session != null) {
+            abandon(session);
+        }
+    }
 
     /**
      * A reader-or-writer thread (plain HTTP, one gateway until it fails): on {@link #RW_LOCK} it asks SHARED two times

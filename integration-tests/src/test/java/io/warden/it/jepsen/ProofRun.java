@@ -44,7 +44,8 @@ final class ProofRun {
     }
 
     /** What a run found. */
-    record Outcome(Plan plan, List<Op> history, List<Linearizability.Result> mutex, List<String> earlyExpiries,
+    record Outcome(Plan plan, List<Op> history, List<Linearizability.Result> mutex,
+                   List<Linearizability.Result> semaphore, List<String> earlyExpiries,
                    Map<String, FencedRegister.Summary> counters, WatchChecker.Result watch, FifoChecker.Result fifo,
                    List<Nemesis.Fault> faults, List<ForcedInterleavings.Result> forced, Path report,
                    List<String> pileProblems, int piles) {
@@ -56,6 +57,11 @@ final class ProofRun {
 
         List<Linearizability.Result> violations() {
             return mutex.stream().filter(r -> !r.ok()).toList();
+        }
+
+        /** The semaphores whose history no sequence of a semaphore of {@link MutexWorkload#SEM_PERMITS} explains. */
+        List<Linearizability.Result> semaphoreViolations() {
+            return semaphore.stream().filter(r -> !r.ok()).toList();
         }
 
         /** The locks whose fenced counter does not equal the increments acknowledged. */
@@ -74,7 +80,8 @@ final class ProofRun {
         }
 
         boolean clean() {
-            return mutex.stream().allMatch(Linearizability.Result::ok) && earlyExpiries.isEmpty() && lostUpdates().isEmpty()
+            return mutex.stream().allMatch(Linearizability.Result::ok) && semaphore.stream().allMatch(Linearizability.Result::ok)
+                    && earlyExpiries.isEmpty() && lostUpdates().isEmpty()
                     && slowToAcquire().isEmpty() && watch.ok() && fifo.ok() && pileProblems.isEmpty();
         }
     }
@@ -88,6 +95,8 @@ final class ProofRun {
     static final int SDK_THREADS = 2;
     /** At most how long the forced interleavings may take (each step of one waits at most 20 s). */
     static final Duration FORCED_BUDGET = Duration.ofMinutes(3);
+    /** The semaphores of the history (the random workload's and the forced one's): checked by {@link FencedSemaphore}. */
+    static final java.util.Set<String> SEMAPHORES = java.util.Set.of(MutexWorkload.SEM_LOCK, ForcedInterleavings.SEM_LOCK);
 
     private ProofRun() {
     }
@@ -180,15 +189,20 @@ final class ProofRun {
             WatchRecorder.Recording recording = WatchRecorder.read(dir.resolve("watch-w1.json"));
             List<String> early = new ArrayList<>(Files.readAllLines(dir.resolve("early-expiries-w1.txt")));
             early.addAll(expiredEventsTooEarly(recording, history));
-            List<Op> mutexOps = history.stream().filter(op -> !MutexWorkload.RW_LOCK.equals(op.key())).toList();
+            List<Op> mutexOps = history.stream().filter(op -> !MutexWorkload.RW_LOCK.equals(op.key())
+                    && !SEMAPHORES.contains(op.key())).toList();
             List<Linearizability.Result> mutex = Linearizability.checkPerKey(new FencedMutex(), mutexOps, 20_000_000);
+            List<Op> semaphoreOps = history.stream().filter(op -> SEMAPHORES.contains(op.key())).toList();
+            List<Linearizability.Result> semaphore = Linearizability.checkPerKey(
+                    new FencedSemaphore(MutexWorkload.SEM_PERMITS), semaphoreOps, 20_000_000);
             FifoChecker.Result fifo = FifoChecker.check(history, MutexWorkload.RW_LOCK);
             Map<String, FencedRegister.Summary> counters = new com.fasterxml.jackson.databind.ObjectMapper().readValue(
                     dir.resolve("counters-w1.json").toFile(),
                     new com.fasterxml.jackson.core.type.TypeReference<java.util.TreeMap<String, FencedRegister.Summary>>() { });
             Path report = dir.resolve("report.md");
             WatchChecker.Result watch = WatchChecker.check(recording, history);
-            Outcome outcome = new Outcome(plan, history, mutex, early, counters, watch, fifo, List.copyOf(nemesis.faults),
+            Outcome outcome = new Outcome(plan, history, mutex, semaphore, early, counters, watch, fifo,
+                    List.copyOf(nemesis.faults),
                     ForcedInterleavings.read(forcedFile), report, List.copyOf(nemesis.pile.problems), nemesis.pile.runs);
             Timeline.render(outcome, start, dir.resolve("timeline.png"));
             Files.writeString(report, report(outcome, start));
@@ -218,6 +232,15 @@ final class ProofRun {
                 .append(unknown).append(" past the search budget; ")
                 .append(o.history().stream().filter(op -> op.outcome() == Op.Outcome.REFUSED).count())
                 .append(" try-locks refused, each checked against a holder |\n");
+        long semBad = o.semaphore().stream().filter(r -> r.verdict() == Linearizability.Verdict.VIOLATION).count();
+        long semUnknown = o.semaphore().stream().filter(r -> r.verdict() == Linearizability.Verdict.UNKNOWN).count();
+        b.append("| semaphore (linearizable per name, ").append(MutexWorkload.SEM_PERMITS)
+                .append(" permits: never more holders, a growing token per grant) | ")
+                .append(semBad == 0 && semUnknown == 0 ? "ok" : semBad > 0 ? "**VIOLATION**" : "unknown").append(" | ")
+                .append(o.semaphore().size()).append(" semaphores, ").append(semBad).append(" violating, ").append(semUnknown)
+                .append(" past the search budget; ")
+                .append(o.history().stream().filter(op -> SEMAPHORES.contains(op.key()) && op.kind() == Op.Kind.ACQUIRE
+                        && op.outcome() == Op.Outcome.GRANTED).count()).append(" grants |\n");
         b.append("| no early expiry | ").append(o.earlyExpiries().isEmpty() ? "ok" : "**VIOLATION**").append(" | ")
                 .append(o.earlyExpiries().size()).append(" sessions seen gone before their TTL ran out |\n");
         long acknowledged = o.counters().values().stream().mapToLong(FencedRegister.Summary::acknowledged).sum();

@@ -136,8 +136,17 @@ public final class WardenClient {
     }
 
     public Acquired acquire(String sessionId, String name, String mode, long waitMs, String requestId, String onTimeout) {
+        return acquire(sessionId, name, mode, 0, waitMs, requestId, onTimeout);
+    }
+
+    /** As above; {@code permits} for a SEMAPHORE request (0: none sent). */
+    public Acquired acquire(String sessionId, String name, String mode, int permits, long waitMs, String requestId,
+                            String onTimeout) {
         ObjectNode body = JSON.createObjectNode().put("session_id", sessionId).put("name", name).put("mode", mode)
                 .put("wait_ms", waitMs);
+        if (permits > 0) {
+            body.put("permits", permits);
+        }
         if (requestId != null) {
             body.put("request_id", requestId);
         }

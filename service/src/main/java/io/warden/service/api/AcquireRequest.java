@@ -6,15 +6,24 @@ import java.util.Objects;
  * One acquire call. {@code requestId} is the idempotency key within the session: the same id yields
  * the same queue entry, on any gateway. {@code waitMs} 0 is a try-lock. {@code requestIdGiven}: the caller named the
  * request (false when the gateway picked its id, which no caller can repeat knowingly), so a repeat of a refused try
- * must find it refused.
+ * must find it refused. {@code permits}: a SEMAPHORE request's ({@link #MIN_PERMITS} to {@link #MAX_PERMITS}), 0 for a
+ * lock request.
  */
 public record AcquireRequest(String sessionId, LockName name, Mode mode, long waitMs, String requestId, OnTimeout onTimeout,
-                             boolean requestIdGiven) {
+                             boolean requestIdGiven, int permits) {
     public static final long MAX_WAIT_MS = 300_000;
+    public static final int MIN_PERMITS = 2;
+    public static final int MAX_PERMITS = 1024;
 
-    /** A request whose id the caller gave. */
+    /** A lock request (EXCLUSIVE or SHARED). */
+    public AcquireRequest(String sessionId, LockName name, Mode mode, long waitMs, String requestId, OnTimeout onTimeout,
+                          boolean requestIdGiven) {
+        this(sessionId, name, mode, waitMs, requestId, onTimeout, requestIdGiven, 0);
+    }
+
+    /** A lock request whose id the caller gave. */
     public AcquireRequest(String sessionId, LockName name, Mode mode, long waitMs, String requestId, OnTimeout onTimeout) {
-        this(sessionId, name, mode, waitMs, requestId, onTimeout, true);
+        this(sessionId, name, mode, waitMs, requestId, onTimeout, true, 0);
     }
 
     /** A try-lock that, when it cannot be granted, is answered TIMED_OUT and removed (contract §3). */
@@ -30,6 +39,13 @@ public record AcquireRequest(String sessionId, LockName name, Mode mode, long wa
         Objects.requireNonNull(onTimeout, "onTimeout");
         if (waitMs < 0 || waitMs > MAX_WAIT_MS) {
             throw WardenException.invalid("wait_ms", "must be between 0 and " + MAX_WAIT_MS + ", got " + waitMs);
+        }
+        if (mode == Mode.SEMAPHORE && (permits < MIN_PERMITS || permits > MAX_PERMITS)) {
+            throw WardenException.invalid("permits", "a SEMAPHORE request needs permits between " + MIN_PERMITS + " and "
+                    + MAX_PERMITS + ", got " + permits);
+        }
+        if (mode != Mode.SEMAPHORE && permits != 0) {
+            throw WardenException.invalid("permits", "only a SEMAPHORE request takes permits; this one is " + mode);
         }
     }
 }

@@ -54,6 +54,11 @@ public class WardenException extends RuntimeException {
         return new WardenException(ErrorCode.UNAVAILABLE, message, cause);
     }
 
+    /** The request disagrees with the state of what it names (409 CONFLICT): the message says how. */
+    public static WardenException conflict(String message) {
+        return new WardenException(ErrorCode.CONFLICT, message);
+    }
+
     public static WardenException exhausted(String message) {
         return new WardenException(ErrorCode.RESOURCE_EXHAUSTED, message);
     }

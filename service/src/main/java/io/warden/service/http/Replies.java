@@ -115,13 +115,16 @@ final class Replies {
     record Released(boolean released) {
     }
 
-    record Lock(String name, LockView.LockMode mode, List<HolderReply> holders, List<WaiterReply> waiters, Long revision) {
+    /** {@code permits}: a semaphore's, left out for a lock. */
+    record Lock(String name, LockView.LockMode mode, Integer permits, List<HolderReply> holders, List<WaiterReply> waiters,
+                Long revision) {
         static Lock of(LockView v) {
             return of(v, Caller.OPEN, null);
         }
 
         static Lock of(LockView v, Caller caller, String namespace) {
-            return new Lock(v.name(), v.mode(), HolderReply.all(v.holders(), h -> Access.shown(caller, h, namespace)),
+            return new Lock(v.name(), v.mode(), v.permits() > 0 ? v.permits() : null,
+                    HolderReply.all(v.holders(), h -> Access.shown(caller, h, namespace)),
                     v.waiters().stream().map(w -> WaiterReply.of(w, caller, namespace)).toList(), rev(v.revision()));
         }
     }

@@ -70,18 +70,26 @@ final class Requests {
 
     AcquireRequest acquire(byte[] body) {
         JsonBody b = JsonBody.parse(json, body,
-                Set.of("session_id", "name", "mode", "wait_ms", "request_id", "on_timeout"));
+                Set.of("session_id", "name", "mode", "permits", "wait_ms", "request_id", "on_timeout"));
         String sessionId = Fields.sessionId("session_id", b.requiredString("session_id"));
         LockName name = Fields.lockName("name", b.requiredString("name"));
         String modeText = b.optionalString("mode");
         Mode mode = modeText == null ? Mode.EXCLUSIVE : Fields.mode("mode", modeText);
+        Long permits = b.optionalLong("permits", AcquireRequest.MIN_PERMITS, AcquireRequest.MAX_PERMITS);
+        if (mode == Mode.SEMAPHORE && permits == null) {
+            throw WardenException.invalid("permits", "a SEMAPHORE request needs permits (between "
+                    + AcquireRequest.MIN_PERMITS + " and " + AcquireRequest.MAX_PERMITS + ")");
+        }
+        if (mode != Mode.SEMAPHORE && permits != null) {
+            throw WardenException.invalid("permits", "only a SEMAPHORE request takes permits; this one is " + mode);
+        }
         Long waitMs = b.optionalLong("wait_ms", 0, AcquireRequest.MAX_WAIT_MS);
         String requestIdText = b.optionalString("request_id");
         String requestId = requestIdText == null ? newRequestId() : Fields.requestId("request_id", requestIdText);
         String onTimeoutText = b.optionalString("on_timeout");
         OnTimeout onTimeout = onTimeoutText == null ? OnTimeout.CANCEL : Fields.onTimeout("on_timeout", onTimeoutText);
         return new AcquireRequest(sessionId, name, mode, waitMs == null ? 0 : waitMs, requestId, onTimeout,
-                requestIdText != null);
+                requestIdText != null, permits == null ? 0 : permits.intValue());
     }
 
     Release release(byte[] body) {

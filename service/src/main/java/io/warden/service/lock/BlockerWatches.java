@@ -33,6 +33,11 @@ import java.util.function.Predicate;
  * <p>When a watched node is deleted or changes, every call waiting for it is woken ({@code wake}: the engine reads the
  * queue again). A call waits for one node at a time; watching another node leaves the first.
  *
+ * <p>A semaphore request that waits for a count ({@link io.warden.service.queue.LockQueue#waitsForCount}) has no one
+ * node to wait for: any entry ahead of it may go first. It waits on its lock's queue instead ({@link #watchQueue}): one
+ * children watch per lock, shared as a node's is, and when it fires every call waiting on that queue is woken at once
+ * ({@code wakeQueue}), so the engine reads the queue once for all of them, not once per waiter.
+ *
  * <p>A node that a call has waited for {@link #ORPHAN_CHECK_INTERVAL} and still waits for is looked at: a Warden queue
  * node whose request record is gone (no Warden write leaves one: a request's node and record are made together, and
  * ended or expired together; only a hand in ZooKeeper does) would block its lock for good, since no release, close or
@@ -61,17 +66,29 @@ final class BlockerWatches<C> {
     private final WardenMetrics metrics;
     private final Predicate<C> waiting;
     private final Consumer<C> wake;
-    /** The watched nodes, by path. Guarded by {@code this}. */
+    private final Consumer<List<C>> wakeQueue;
+    /** The watched nodes, by path, and the watched queues, by {@link #queueKey}. Guarded by {@code this}. */
     private final Map<String, Blocker> byPath = new HashMap<>();
     /** The node each registered call waits for. Guarded by {@code this}. */
     private final Map<C, Blocker> byCall = new HashMap<>();
 
-    BlockerWatches(Zk zk, Clock clock, WardenMetrics metrics, Predicate<C> waiting, Consumer<C> wake) {
+    /**
+     * @param wake      wakes one call whose node went or changed
+     * @param wakeQueue wakes the calls waiting on one lock's queue, together
+     */
+    BlockerWatches(Zk zk, Clock clock, WardenMetrics metrics, Predicate<C> waiting, Consumer<C> wake,
+                   Consumer<List<C>> wakeQueue) {
         this.zk = zk;
         this.clock = clock;
         this.metrics = metrics;
         this.waiting = waiting;
         this.wake = wake;
+        this.wakeQueue = wakeQueue;
+    }
+
+    /** The key of a lock's queue watch: the lock path with a trailing slash, which no node path has. */
+    private static String queueKey(String lockPath) {
+        return lockPath + "/";
     }
 
     /**
@@ -87,13 +104,7 @@ final class BlockerWatches<C> {
             if (!waiting.test(call)) {
                 return CompletableFuture.completedFuture(true);
             }
-            Blocker before = byCall.get(call);
-            if (before != null && !before.path.equals(path)) {
-                leaveLocked(call, before);
-            }
-            blocker = byPath.computeIfAbsent(path, Blocker::new);
-            blocker.calls.add(call);
-            byCall.put(call, blocker);
+            blocker = register(path, false, call);
             read = zk.dataWatched(path, blocker); // sent under the lock: see the class comment
         }
         return read.handle((ds, err) -> {
@@ -113,6 +124,56 @@ final class BlockerWatches<C> {
         });
     }
 
+    /**
+     * Makes {@code call} wait on the queue of the lock at {@code lockPath} (any change to its children wakes it). The
+     * queue's children watch is set by the first call that waits on it, with one {@code getChildren}; later calls join it
+     * and send nothing, so a handoff among many waiters costs one request, not one per waiter. Completes with true when
+     * the call is registered and the watch covers every change since the call read the queue ({@code cversion}, its lock
+     * node's: the watch was set at that cversion or later — cversion counts every create and delete of a child, so it
+     * only grows); false when the lock node is gone or the queue changed between the call's read and the watch (the
+     * call is then not registered: read the queue again). Does nothing, and completes with true, for a call that no
+     * longer waits.
+     */
+    CompletableFuture<Boolean> watchQueue(String lockPath, C call, int cversion) {
+        Blocker blocker;
+        synchronized (this) {
+            if (!waiting.test(call)) {
+                return CompletableFuture.completedFuture(true);
+            }
+            blocker = register(queueKey(lockPath), true, call);
+            if (blocker.armedAt == null) {
+                // Sent under the lock: see the class comment.
+                blocker.armedAt = zk.childrenWatched(lockPath, blocker).thenApply(cs -> cs.stat().getCversion());
+            }
+        }
+        return blocker.armedAt.handle((armedAt, err) -> {
+            if (err == null && armedAt <= cversion) {
+                return true;
+            }
+            synchronized (this) {
+                if (byCall.get(call) == blocker) {
+                    leaveLocked(call, blocker);
+                }
+            }
+            if (err == null || Zk.code(err) == Code.NONODE) {
+                return false; // changed since the call looked
+            }
+            throw Zk.translate(err);
+        });
+    }
+
+    /** Registers {@code call} as waiting on {@code key} (a node, or a queue), leaving what it waited on before. */
+    private Blocker register(String key, boolean queue, C call) {
+        Blocker before = byCall.get(call);
+        if (before != null && !before.path.equals(key)) {
+            leaveLocked(call, before);
+        }
+        Blocker blocker = byPath.computeIfAbsent(key, k -> new Blocker(k, queue));
+        blocker.calls.add(call);
+        byCall.put(call, blocker);
+        return blocker;
+    }
+
     /** The call waits no more (answered): it leaves its node, whose watch goes when nobody else waits for it. */
     void leave(C call) {
         synchronized (this) {
@@ -129,7 +190,10 @@ final class BlockerWatches<C> {
         if (blocker.calls.isEmpty() && byPath.get(blocker.path) == blocker) {
             byPath.remove(blocker.path);
             blocker.stopChecking();
-            zk.removeDataWatches(blocker.path).whenComplete((v, err) -> {
+            CompletableFuture<Void> removal = blocker.queue
+                    ? zk.removeChildrenWatches(blocker.path.substring(0, blocker.path.length() - 1))
+                    : zk.removeDataWatches(blocker.path);
+            removal.whenComplete((v, err) -> {
                 if (err != null) {
                     log.debug("could not remove the watches on {}: {}", blocker.path, Zk.unwrap(err).toString());
                 }
@@ -186,18 +250,27 @@ final class BlockerWatches<C> {
         });
     }
 
-    /** One watched node: the watcher ZooKeeper calls, and the calls waiting for the node (guarded by the registry). */
+    /**
+     * One watched node, or one watched queue: the watcher ZooKeeper calls, and the calls waiting (guarded by the
+     * registry).
+     */
     private final class Blocker implements Watcher {
+        /** The node's path, or the queue's {@link #queueKey}. */
         final String path;
+        /** A lock's queue (a children watch), not a node (a data watch). */
+        final boolean queue;
         final Set<C> calls = new HashSet<>();
         /** The node's request record and session, once known from its data; null for a node that is not Warden's. */
         String record;
         String sessionId;
         /** The next look at the record, while the node is watched. */
         Clock.Cancellable check;
+        /** A queue's: the cversion its watch was set at, once set (sent by the first call that waited on it). */
+        CompletableFuture<Integer> armedAt;
 
-        Blocker(String path) {
+        Blocker(String path, boolean queue) {
             this.path = path;
+            this.queue = queue;
         }
 
         @Override
@@ -206,7 +279,7 @@ final class BlockerWatches<C> {
                 case NodeDeleted, NodeDataChanged, NodeCreated, NodeChildrenChanged -> wakeAll();
                 default -> {
                     // None (connection state: the engine looks at every call again on RECONNECTED), or the
-                    // DataWatchRemoved that our own removal sends to a node's last watcher.
+                    // DataWatchRemoved or ChildWatchRemoved that our own removal sends to the last watcher.
                 }
             }
         }
@@ -225,7 +298,11 @@ final class BlockerWatches<C> {
                 }
                 calls.clear();
             }
-            woken.forEach(wake);
+            if (queue) {
+                wakeQueue.accept(woken);
+            } else {
+                woken.forEach(wake);
+            }
         }
         void stopChecking() {
             if (check != null) {

@@ -22,11 +22,12 @@ public interface GrantRules {
     }
 
     /**
-     * Whether a try-lock of {@code mode} may be refused, without making its request, on {@code queue} read at a moment
-     * within the call: when a request made then would not hold at once (contract §3, {@code wait_ms} 0).
+     * Whether a try-lock of {@code mode} ({@code permits}: a semaphore's, else 0) may be refused, without making its
+     * request, on {@code queue} read at a moment within the call: when a request made then would not hold at once
+     * (contract §3, {@code wait_ms} 0).
      */
-    default boolean refusesTry(LockQueue queue, io.warden.service.api.Mode mode) {
-        return !queue.wouldHoldAtOnce(mode);
+    default boolean refusesTry(LockQueue queue, io.warden.service.api.Mode mode, int permits) {
+        return !queue.wouldHoldAtOnce(mode, permits);
     }
 
     /**

@@ -3,6 +3,7 @@ package io.warden.service.lock;
 import io.warden.service.api.AcquireResult.Status;
 import io.warden.service.api.Holder;
 import io.warden.service.api.AcquireResult;
+import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.LockName;
 import io.warden.service.api.LockTooLargeException;
 import io.warden.service.api.OnTimeout;
@@ -27,8 +28,10 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * The acquire calls held on this gateway until they are answered ({@link HeldCall}): each looks at its lock's queue,
- * and is granted, refused at admission, answered as a try-lock, or watches the one entry it waits for
- * ({@link LockQueue#blocker}) and looks again when that goes; its {@code wait_ms} ends it (TIMED_OUT, or QUEUED with
+ * and is granted, refused at admission, withdrawn when it disagrees with the kind of the name's first entry (a lock
+ * request on a semaphore, or the reverse: 409 CONFLICT), answered as a try-lock, or watches the one entry it waits for
+ * ({@link LockQueue#blocker}) — a semaphore request behind its permits' worth of holders, the whole queue — and looks
+ * again when that goes; its {@code wait_ms} ends it (TIMED_OUT, or QUEUED with
  * {@code on_timeout: KEEP}). Waiting costs memory, not threads.
  *
  * <p>Admission, at a call's first look: a lock has at most {@code max-entries-per-lock} entries, holders and waiters
@@ -43,7 +46,7 @@ import java.util.concurrent.CompletableFuture;
  * <p>Concurrency: {@link HeldCall}'s note says how a call moves; the path that moves it out of WAITING answers it.
  * Looks run their continuations on ZooKeeper's event thread; starts, timers and rechecks come from any thread. Calls
  * are registered in {@link WaitingCalls} (by session) from {@link #start} until answered, and their blockers' watches
- * kept in {@link BlockerWatches} (one per blocker node); {@link #releasedAt} is a bounded concurrent map. Nothing here
+ * kept in {@link BlockerWatches} (one per blocker node, and one per lock whose queue semaphore waiters watch); {@link #releasedAt} is a bounded concurrent map. Nothing here
  * blocks.
  */
 final class HeldCalls {
@@ -89,7 +92,7 @@ final class HeldCalls {
         this.maxEntriesPerLock = maxEntriesPerLock;
         this.maxWaitersPerLock = maxWaitersPerLock;
         this.blockers = new BlockerWatches<>(zk, clock, metrics, HeldCall::waiting,
-                w -> rules.awaitedEntryGone(() -> evaluate(w)));
+                w -> rules.awaitedEntryGone(() -> evaluate(w)), this::evaluateTogether);
         zk.client().getConnectionStateListenable().addListener((c, state) -> {
             if (state == org.apache.curator.framework.state.ConnectionState.RECONNECTED) {
                 // Watches do not survive a ZooKeeper session expiry: look at every held call again.
@@ -123,83 +126,144 @@ final class HeldCalls {
         return w.future;
     }
 
-    /** Reads the queue once and grants, answers a try-lock, or watches the one blocker. */
+    /** The answer to a request that disagrees with the kind of the name's first entry ({@link LockQueue#agreesWithHead}). */
+    static WardenException kindConflict(LockName name, QueueEntry head, AcquireRequest req) {
+        return kindConflict(name, head, req.mode(), req.permits());
+    }
+
+    /** As above, for a request of {@code mode} and {@code permits} (0 unless SEMAPHORE). */
+    static WardenException kindConflict(LockName name, QueueEntry head, io.warden.service.api.Mode mode, int permits) {
+        return WardenException.conflict("lock " + name + " is " + kind(head) + " while it has entries; this request is "
+                + kind(mode, permits) + ". Every request on a name must agree while it has holders or waiters");
+    }
+
+    private static String kind(QueueEntry e) {
+        return kind(e.mode(), e.permits());
+    }
+
+    private static String kind(io.warden.service.api.Mode mode, int permits) {
+        return mode == io.warden.service.api.Mode.SEMAPHORE ? "a SEMAPHORE of " + permits + " permits"
+                : "a lock (EXCLUSIVE and SHARED requests)";
+    }
+
+    /** Reads the queue once and grants, answers a try-lock, or watches what it waits for. */
     private void evaluate(HeldCall w) {
         if (!w.waiting()) {
             return;
         }
-        queues.read(w.lockPath, "new requests on it are refused, and requests queued on it wait").whenComplete((cs, err) -> {
-            if (!w.waiting()) {
-                return;
+        queues.read(w.lockPath, WHAT_WAITS).whenComplete((cs, err) -> decide(w, cs, err));
+    }
+
+    private static final String WHAT_WAITS = "new requests on it are refused, and requests queued on it wait";
+
+    /**
+     * Calls woken together by a change to their lock's queue (semaphore requests waiting for a count): one read of the
+     * queue decides them all, so a handoff costs a read per gateway, not per waiter.
+     */
+    private void evaluateTogether(List<HeldCall> calls) {
+        Map<String, List<HeldCall>> byLock = new java.util.HashMap<>();
+        for (HeldCall w : calls) {
+            if (w.waiting()) {
+                byLock.computeIfAbsent(w.lockPath, k -> new java.util.ArrayList<>()).add(w);
             }
-            if (err != null) {
-                if (Zk.code(err) == Code.NONODE) {
-                    gone(w, HeldCall.State.WAITING);
-                } else if (Zk.unwrap(err) instanceof LockTooLargeException big) {
-                    cannotRead(w, big);
-                } else {
-                    fail(w, Zk.translate(err));
-                }
-                return;
-            }
-            LockQueue q = LockQueue.of(cs.children());
-            int i = q.indexOf(w.node);
-            if (i < 0) {
+        }
+        byLock.forEach((lockPath, ws) -> rules.awaitedEntryGone(() -> queues.read(lockPath, WHAT_WAITS)
+                .whenComplete((cs, err) -> ws.forEach(w -> decide(w, cs, err)))));
+    }
+
+    /** Decides the call from one read of its queue ({@code err}: the read's failure). */
+    private void decide(HeldCall w, Zk.ChildrenAndStat cs, Throwable err) {
+        if (!w.waiting()) {
+            return;
+        }
+        if (err != null) {
+            if (Zk.code(err) == Code.NONODE) {
                 gone(w, HeldCall.State.WAITING);
-                return;
+            } else if (Zk.unwrap(err) instanceof LockTooLargeException big) {
+                cannotRead(w, big);
+            } else {
+                fail(w, Zk.translate(err));
             }
-            if (w.evaluations.getAndIncrement() == 0) {
-                metrics.queueDepth(q.entries().size());
-                if (w.made && i >= maxEntriesPerLock) {
-                    // Holders and waiters, foreign entries included (max-waiters-per-lock alone left SHARED holders
-                    // unbounded, and enough of them make a listing no client can read: docs/design.md, "How large a
-                    // lock may be"). Checked before the grant: a SHARED request that would hold at once is refused
-                    // too. By position, so a burst of acquires refuses the later ones.
-                    w.refusal = full(w.req.name(), i, maxEntriesPerLock);
-                } else if (!q.holds(i) && q.waiters().size() > maxWaitersPerLock) {
-                    // Waiters only: counting the holders would let a lock with one holder admit one waiter fewer
-                    // than max-waiters-per-lock. This request is one of the waiters unless it holds.
-                    w.refusal = WardenException.exhausted("lock " + w.req.name() + " already has "
-                            + (q.waiters().size() - 1) + " queued requests, the most allowed (max-waiters-per-lock)");
-                }
+            return;
+        }
+        LockQueue q = LockQueue.of(cs.children());
+        int i = q.indexOf(w.node);
+        if (i < 0) {
+            gone(w, HeldCall.State.WAITING);
+            return;
+        }
+        if (w.evaluations.getAndIncrement() == 0) {
+            metrics.queueDepth(q.entries().size());
+            if (w.made && i >= maxEntriesPerLock) {
+                // Holders and waiters, foreign entries included (max-waiters-per-lock alone left SHARED holders
+                // unbounded, and enough of them make a listing no client can read: docs/design.md, "How large a
+                // lock may be"). Checked before the grant: a SHARED request that would hold at once is refused
+                // too. By position, so a burst of acquires refuses the later ones.
+                w.refusal = full(w.req.name(), i, maxEntriesPerLock);
+            } else if (!q.holds(i) && q.waiters().size() > maxWaitersPerLock) {
+                // Waiters only: counting the holders would let a lock with one holder admit one waiter fewer
+                // than max-waiters-per-lock. This request is one of the waiters unless it holds.
+                w.refusal = WardenException.exhausted("lock " + w.req.name() + " already has "
+                        + (q.waiters().size() - 1) + " queued requests, the most allowed (max-waiters-per-lock)");
             }
-            if (w.refusal != null) {
-                if (w.move(HeldCall.State.WAITING, HeldCall.State.ENDING)) {
-                    remove(w).whenComplete((v, e) -> finishWithError(w, w.refusal));
-                }
-                return;
+        }
+        if (w.refusal != null) {
+            if (w.move(HeldCall.State.WAITING, HeldCall.State.ENDING)) {
+                remove(w).whenComplete((v, e) -> finishWithError(w, w.refusal));
             }
-            if (rules.holds(q, i)) {
-                if (w.move(HeldCall.State.WAITING, HeldCall.State.DONE)) {
-                    grant(w, q, cs.stat());
-                }
-                return;
+            return;
+        }
+        if (!q.agreesWithHead(i)) {
+            // Another kind holds or waits (a lock, or a semaphore of other permits): withdrawn, never granted. It
+            // cannot hold while the entry at the head is there, so it is removed on that condition.
+            if (w.move(HeldCall.State.WAITING, HeldCall.State.ENDING)) {
+                withdraw(w, q, cs.stat(), kindConflict(w.req.name(), q.entries().get(0), w.req));
             }
-            if (w.req.waitMs() == 0) {
-                if (w.move(HeldCall.State.WAITING, HeldCall.State.ENDING)) {
-                    timeOut(w, q, cs.stat());
-                }
-                return;
+            return;
+        }
+        if (rules.holds(q, i)) {
+            if (w.move(HeldCall.State.WAITING, HeldCall.State.DONE)) {
+                grant(w, q, cs.stat());
             }
-            java.util.Optional<QueueEntry> next = q.blocker(i);
-            if (next.isEmpty()) {
-                // A damaged entry (sequence past the limit) with nothing to wait for: it can never hold; its timer ends it.
-                log.debug("request {} on {} (token {}) cannot be ordered ({}); it waits for its timer", w.req.requestId(),
-                        w.req.name(), w.token, w.node);
-                return;
+            return;
+        }
+        if (w.req.waitMs() == 0) {
+            if (w.move(HeldCall.State.WAITING, HeldCall.State.ENDING)) {
+                timeOut(w, q, cs.stat());
             }
-            QueueEntry blocker = next.get();
-            log.debug("request {} on {} (token {}) waits for {}", w.req.requestId(), w.req.name(), w.token, blocker.node());
-            // The watch is set with getData, not exists: on a node that is already gone, exists would leave a watch for
-            // its creation, and a queue node's name never comes back, so that watch would stay for good. NONODE leaves
-            // no watch.
-            blockers.watch(w.lockPath + "/" + blocker.node(), w).whenComplete((watched, e2) -> {
+            return;
+        }
+        if (q.waitsForCount(i)) {
+            // A semaphore request behind its permits' worth of holders: whichever goes first lets it in.
+            log.debug("request {} on {} (token {}) waits for one of {} semaphore holders ahead", w.req.requestId(),
+                    w.req.name(), w.token, w.req.permits());
+            blockers.watchQueue(w.lockPath, w, cs.stat().getCversion()).whenComplete((watched, e2) -> {
                 if (e2 != null) {
                     fail(w, Zk.translate(e2));
                 } else if (!watched) {
-                    evaluate(w); // the blocker went before the watch was set
+                    evaluate(w); // the queue changed before the watch was set
                 }
             });
+            return;
+        }
+        java.util.Optional<QueueEntry> next = q.blocker(i);
+        if (next.isEmpty()) {
+            // A damaged entry (sequence past the limit) with nothing to wait for: it can never hold; its timer ends it.
+            log.debug("request {} on {} (token {}) cannot be ordered ({}); it waits for its timer", w.req.requestId(),
+                    w.req.name(), w.token, w.node);
+            return;
+        }
+        QueueEntry blocker = next.get();
+        log.debug("request {} on {} (token {}) waits for {}", w.req.requestId(), w.req.name(), w.token, blocker.node());
+        // The watch is set with getData, not exists: on a node that is already gone, exists would leave a watch for
+        // its creation, and a queue node's name never comes back, so that watch would stay for good. NONODE leaves
+        // no watch.
+        blockers.watch(w.lockPath + "/" + blocker.node(), w).whenComplete((watched, e2) -> {
+            if (e2 != null) {
+                fail(w, Zk.translate(e2));
+            } else if (!watched) {
+                evaluate(w); // the blocker went before the watch was set
+            }
         });
     }
 
@@ -250,11 +314,14 @@ final class HeldCalls {
             return;
         }
         log.debug("wait of request {} on {} ran out ({} ms)", w.req.requestId(), w.req.name(), w.req.waitMs());
-        decideAtEnd(w);
+        decideAtEnd(w, null);
     }
 
-    /** In state ENDING: reads the queue and grants the call if it holds after all, else times it out. */
-    private void decideAtEnd(HeldCall w) {
+    /**
+     * In state ENDING: reads the queue and grants the call if it holds after all, else times it out — or, when
+     * {@code conflict} is given (it was found disagreeing with the name's kind), withdraws it and answers that.
+     */
+    private void decideAtEnd(HeldCall w, WardenException conflict) {
         queues.read(w.lockPath, "the request's place is not known").whenComplete((cs, err) -> {
             if (err != null) {
                 if (Zk.code(err) == Code.NONODE) {
@@ -286,6 +353,8 @@ final class HeldCalls {
             } else if (q.holds(i)) {
                 w.move(HeldCall.State.ENDING, HeldCall.State.DONE); // it holds after all: granted, not timed out
                 grant(w, q, cs.stat());
+            } else if (conflict != null) {
+                withdraw(w, q, cs.stat(), conflict);
             } else {
                 timeOut(w, q, cs.stat());
             }
@@ -300,22 +369,33 @@ final class HeldCalls {
                     new AcquireResult(Status.QUEUED, null, position, err == null ? holders : List.of(), stat.getPzxid())));
             return;
         }
-        // Removed only while the entry that blocks it is still there (RequestEnds#endWhileBlocked): once that entry
-        // goes the request may hold, and another call for it (a retry elsewhere) may have been told so.
-        java.util.Optional<QueueEntry> blocker = q.blocker(position);
-        CompletableFuture<RequestEnds.Ended> ended = blocker.isPresent()
-                ? ends.endWhileBlocked(w.lockPath + "/" + w.node, w.req.sessionId(), w.uuid,
-                        w.lockPath + "/" + blocker.get().node())
+        withdraw(w, q, stat, null);
+    }
+
+    /**
+     * In state ENDING, with the request not holding: removes it and answers TIMED_OUT, or {@code conflict} when given.
+     * Removed only while what keeps it from holding is still there ({@link #keptOutBy}; RequestEnds#endWhileBlocked):
+     * once that goes the request may hold, and another call for it (a retry elsewhere) may have been told so; then it
+     * is looked at again.
+     */
+    private void withdraw(HeldCall w, LockQueue q, Stat stat, WardenException conflict) {
+        List<String> keptOutBy = keptOutBy(w, q, q.indexOf(w.node));
+        CompletableFuture<RequestEnds.Ended> ended = !keptOutBy.isEmpty()
+                ? ends.endWhileBlocked(w.lockPath + "/" + w.node, w.req.sessionId(), w.uuid, keptOutBy)
                 : remove(w).thenApply(v -> RequestEnds.Ended.GONE); // an entry that can never hold: nothing to wait for
         ended.whenComplete((how, e) -> {
             if (e == null && how == RequestEnds.Ended.UNBLOCKED) {
-                log.debug("request {} on {} (token {}) was unblocked as its wait ran out: looking again", w.req.requestId(),
-                        w.req.name(), w.token);
-                decideAtEnd(w);
+                log.debug("request {} on {} (token {}) was unblocked as it was being removed: looking again",
+                        w.req.requestId(), w.req.name(), w.token);
+                decideAtEnd(w, conflict);
                 return;
             }
             if (e == null && how == RequestEnds.Ended.ENDED) {
                 counted(w);
+            }
+            if (e == null && conflict != null) {
+                finishWithError(w, conflict);
+                return;
             }
             CompletableFuture<List<Holder>> holders = e != null
                     ? CompletableFuture.failedFuture(e) : reader.holders(w.lockPath, q);
@@ -329,6 +409,22 @@ final class HeldCalls {
                 }
             });
         });
+    }
+
+    /**
+     * The entries whose presence keeps the request at {@code position} (not holding) from holding: its blocker; for a
+     * semaphore request waiting for a count, the permits' worth of entries just ahead of it (while they are all there,
+     * at least that many are ahead); none for an entry that can never hold.
+     */
+    private static List<String> keptOutBy(HeldCall w, LockQueue q, int position) {
+        if (q.waitsForCount(position)) {
+            List<String> ahead = new java.util.ArrayList<>(w.req.permits());
+            for (int j = position - w.req.permits(); j < position; j++) {
+                ahead.add(w.lockPath + "/" + q.entries().get(j).node());
+            }
+            return ahead;
+        }
+        return q.blocker(position).map(b -> List.of(w.lockPath + "/" + b.node())).orElse(List.of());
     }
 
     /** Deletes the request's node and record together; a node already gone is fine. */

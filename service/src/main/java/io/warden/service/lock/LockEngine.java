@@ -152,7 +152,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
         if (!req.isTry() || !refusals.readFirst(lockPath)) {
             return create(req, p, start, 1).thenCompose(held::start);
         }
-        return refusals.refusal(lockPath, req.mode()).thenCompose(refusal -> {
+        return refusals.refusal(lockPath, req.mode(), req.permits()).thenCompose(refusal -> {
             if (refusal.isEmpty()) {
                 return create(req, p, start, 1).thenCompose(held::start);
             }
@@ -171,7 +171,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
      */
     public CompletableFuture<java.util.Optional<AcquireResult>> tryRefusal(LockName name, io.warden.service.api.Mode mode) {
         String lockPath = CellPaths.lock(name);
-        return refusals.refusal(lockPath, mode).whenComplete((refusal, err) -> {
+        return refusals.refusal(lockPath, mode, 0).whenComplete((refusal, err) -> {
             if (refusal != null && refusal.isPresent()) {
                 refusals.refused(lockPath);
             }
@@ -200,7 +200,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
             list.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(requestPath, requestData));
             list.add(zk.ops().setData().withVersion(0).forPath(requestPath, requestData));
             list.add(zk.ops().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
-                    .forPath(lockPath + "/" + QueueEntry.prefix(uuid, req.mode()), nodeData));
+                    .forPath(lockPath + "/" + QueueEntry.prefix(uuid, req.mode(), req.permits()), nodeData));
             if (p.clientId() != null) {
                 // Made and removed in this transaction: its notification tells the watch mirrors the client id without
                 // a read (CellPaths.clientIdNote). Last, so the results above keep their places.
@@ -425,9 +425,10 @@ public final class LockEngine implements io.warden.service.session.SessionListen
                 throw WardenException.invalid("request_id", "request " + req.requestId()
                         + " of this session is recorded for another lock or was removed; use a new request_id");
             }
-            if (entry.get().mode() != req.mode()) {
+            if (entry.get().mode() != req.mode() || entry.get().permits() != req.permits()) {
                 throw WardenException.invalid("request_id", "request " + req.requestId() + " was made with mode "
-                        + entry.get().mode() + "; a retry must repeat it");
+                        + entry.get().mode() + (entry.get().permits() > 0 ? " and " + entry.get().permits() + " permits" : "")
+                        + "; a retry must repeat it");
             }
             ends.remember(req.sessionId(), lockPath, token, entry.get().node());
             return new HeldCall(req, lockPath, uuid, entry.get().node(), token, start, false);

@@ -62,7 +62,8 @@ public final class LockReader {
                     }
                 }
                 LockView.LockMode mode = holders.isEmpty() ? LockView.LockMode.FREE : q.mode();
-                return new LockView(name.toString(), mode, holders, waiters, cs.stat() == null ? 0 : cs.stat().getPzxid());
+                return new LockView(name.toString(), mode, holders, waiters, cs.stat() == null ? 0 : cs.stat().getPzxid())
+                        .withPermits(q.isEmpty() ? 0 : q.entries().get(0).permits());
             }));
         });
     }

@@ -217,29 +217,33 @@ final class RequestEnds {
     }
 
     /**
-     * Ends a request that does not hold — a held call whose wait ran out, or a try-lock — on condition that
-     * {@code blockerPath}, the entry that kept it from holding when the caller looked, is still there: the check is in
-     * the same multi. Without it the end could land after the blocker went and another call for the same request (a
-     * retry with its request id, at another gateway) was told GRANTED: a cancel held up by a lost quorum or a queue of
-     * writes removed a hold its client had been given. While the blocker exists the request cannot hold (the blocker is
-     * ahead of it and entries ahead never come back), so no call was told it did.
+     * Ends a request that does not hold — a held call whose wait ran out, a try-lock, a request of the wrong kind — on
+     * condition that every one of {@code blockerPaths}, the entries that kept it from holding when the caller looked
+     * (its blocker; for a semaphore request waiting for a count, its permits' worth of entries just ahead), is still
+     * there: the checks are in the same multi. Without them the end could land after the blocker went and another call
+     * for the same request (a retry with its request id, at another gateway) was told GRANTED: a cancel held up by a
+     * lost quorum or a queue of writes removed a hold its client had been given. While they exist the request cannot
+     * hold (they are ahead of it and entries ahead never come back), so no call was told it did.
      */
-    CompletableFuture<Ended> endWhileBlocked(String nodePath, String sessionId, String uuid, String blockerPath) {
-        List<CuratorOp> ops = new java.util.ArrayList<>(4);
+    CompletableFuture<Ended> endWhileBlocked(String nodePath, String sessionId, String uuid, List<String> blockerPaths) {
+        List<CuratorOp> ops = new java.util.ArrayList<>(blockerPaths.size() + 3);
         try {
-            ops.add(zk.ops().check().forPath(blockerPath));
+            for (String blockerPath : blockerPaths) {
+                ops.add(zk.ops().check().forPath(blockerPath));
+            }
             ops.addAll(tombstones.endOps(nodePath, sessionId, uuid));
         } catch (Exception e) {
             return CompletableFuture.failedFuture(e);
         }
+        int checks = blockerPaths.size();
         return zk.multi(ops).handle((r, err) -> {
             if (err == null) {
                 nodes.forget(nodePath);
-                tombstones.ended(sessionId, r.get(3).getResultPath());
+                tombstones.ended(sessionId, r.get(checks + 2).getResultPath());
                 return CompletableFuture.completedFuture(Ended.ENDED);
             }
             if (Zk.unwrap(err) instanceof Zk.MultiFailure mf && mf.code() == Code.NONODE) {
-                if (mf.failedIndex() == 0) {
+                if (mf.failedIndex() < checks) {
                     // The blocker went (or a first attempt was applied and this is Curator's resend): look again.
                     return CompletableFuture.completedFuture(Ended.UNBLOCKED);
                 }

@@ -7,6 +7,7 @@ import io.warden.service.api.Mode;
 import io.warden.service.queue.LockQueue;
 import io.warden.service.queue.QueueListing;
 import io.warden.service.time.Clock;
+import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException.Code;
 
@@ -66,10 +67,11 @@ final class TryRefusals {
     }
 
     /**
-     * The TIMED_OUT answer of a try of {@code mode} on the lock, when it cannot be granted as of a moment within the
-     * call; empty when it may be (the usual path then decides). Fails with UNAVAILABLE when the sync or the read fails.
+     * The TIMED_OUT answer of a try of {@code mode} ({@code permits}: a semaphore's, else 0) on the lock, when it cannot
+     * be granted as of a moment within the call; empty when it may be (the usual path then decides). Fails with
+     * UNAVAILABLE when the sync or the read fails, and with CONFLICT when the lock's first entry is of another kind.
      */
-    CompletableFuture<Optional<AcquireResult>> refusal(String lockPath, Mode mode) {
+    CompletableFuture<Optional<AcquireResult>> refusal(String lockPath, Mode mode, int permits) {
         try {
             zk.failFast();
         } catch (RuntimeException e) {
@@ -85,7 +87,11 @@ final class TryRefusals {
                         throw Zk.translate(err);
                     }
                     LockQueue q = LockQueue.of(cs.children());
-                    if (!rules.refusesTry(q, mode)) {
+                    if (!q.isEmpty() && q.entries().get(0).permits() != permits) {
+                        // Of another kind (a lock, or a semaphore of other permits): refused as the usual path would.
+                        throw HeldCalls.kindConflict(CellPaths.lockName(lockPath), q.entries().get(0), mode, permits);
+                    }
+                    if (!rules.refusesTry(q, mode, permits)) {
                         return CompletableFuture.completedFuture(Optional.<AcquireResult>empty());
                     }
                     long revision = cs.stat() == null ? 0 : cs.stat().getPzxid();

@@ -14,10 +14,17 @@ import java.util.Optional;
  * sorted children (architecture: "who holds the lock is a pure function of the sorted children").
  * <ul>
  *   <li>an EXCLUSIVE entry holds when it is first;</li>
- *   <li>a SHARED entry holds when no EXCLUSIVE entry is before it.</li>
+ *   <li>a SHARED entry holds when no EXCLUSIVE or SEMAPHORE entry is before it;</li>
+ *   <li>a SEMAPHORE entry of N permits holds when fewer than N entries are before it and every one of them is a
+ *   SEMAPHORE entry of N permits.</li>
  * </ul>
- * These are exactly the rules of Curator's {@code InterProcessReadWriteLock}, so Curator clients and Warden
- * exclude each other on the same path. A blocked entry waits for one entry only ({@link #blocker}): no herd.
+ * For locks these are exactly the rules of Curator's {@code InterProcessReadWriteLock}, and a semaphore entry is a
+ * writer to Curator ({@link QueueEntry}), so Curator clients and Warden exclude each other on the same path. Entries of
+ * different kinds (locks, or semaphores of other permits: {@link QueueEntry#agreesWith}) never hold together: the engine
+ * withdraws a request that disagrees with the head ({@link #agreesWithHead}), and until it is gone the rules above keep
+ * it and everything behind it from holding. A blocked lock entry waits for one entry only ({@link #blocker}): no herd. A
+ * semaphore entry whose every predecessor agrees with it waits for a count ({@link #waitsForCount}): any of the entries
+ * ahead may go first.
  *
  * <p><b>Sequence overflow: fail closed.</b> The order is the sequence suffix, which ZooKeeper takes from the lock
  * node's cversion, an {@code int} counting the creates of its children. At {@link #SEQUENCE_LIMIT} the server stops
@@ -42,8 +49,10 @@ public final class LockQueue {
             .thenComparingLong(QueueEntry::sequence).thenComparing(QueueEntry::node);
 
     private final List<QueueEntry> entries;
-    /** Index of the first EXCLUSIVE entry, or entries.size() when there is none. */
-    private final int firstExclusive;
+    /** Index of the first entry that is not SHARED (EXCLUSIVE or SEMAPHORE), or entries.size() when there is none. */
+    private final int firstWriter;
+    /** How many entries at the head agree with the first ({@link QueueEntry#agreesWith}); 0 when empty. */
+    private final int headRun;
     /** Index of the first damaged entry (see the class comment), or entries.size() when there is none. */
     private final int firstDamaged;
 
@@ -51,12 +60,17 @@ public final class LockQueue {
         this.entries = sorted;
         int first = sorted.size();
         for (int i = 0; i < sorted.size(); i++) {
-            if (sorted.get(i).mode() == Mode.EXCLUSIVE) {
+            if (sorted.get(i).mode() != Mode.SHARED) {
                 first = i;
                 break;
             }
         }
-        this.firstExclusive = first;
+        this.firstWriter = first;
+        int run = 0;
+        while (run < sorted.size() && sorted.get(run).agreesWith(sorted.get(0))) {
+            run++;
+        }
+        this.headRun = run;
         int damaged = sorted.size();
         for (int i = 0; i < sorted.size(); i++) {
             if (!inRange(sorted.get(i).sequence()) || tied(sorted, i)) {
@@ -84,6 +98,7 @@ public final class LockQueue {
         }
         QueueEntry previous = null;
         QueueEntry current = sorted.next();
+        QueueEntry head = current;
         int index = 0;
         while (true) {
             QueueEntry next = sorted.hasNext() ? sorted.next() : null;
@@ -93,8 +108,13 @@ public final class LockQueue {
             if (damaged) {
                 return index; // fail closed: nothing at or after the first damaged entry holds
             }
-            if (current.mode() == Mode.EXCLUSIVE) {
-                return index == 0 ? 1 : index;
+            if (index == 0 && current.mode() == Mode.EXCLUSIVE) {
+                return 1;
+            }
+            boolean holds = index == 0 || (head.mode() == Mode.SHARED ? current.mode() == Mode.SHARED
+                    : current.agreesWith(head) && index < head.permits());
+            if (!holds) {
+                return index;
             }
             index++;
             if (next == null) {
@@ -168,11 +188,24 @@ public final class LockQueue {
     }
 
     /**
-     * Whether a request of {@code mode} added to this queue now (last, as a new node is) would hold at once: an
+     * Whether a lock request of {@code mode} added to this queue now (last, as a new node is) would hold at once: an
      * EXCLUSIVE one only on an empty queue, a SHARED one only when every entry is an undamaged SHARED one.
      */
     public boolean wouldHoldAtOnce(Mode mode) {
-        return mode == Mode.EXCLUSIVE ? entries.isEmpty() : firstExclusive == entries.size() && firstDamaged == entries.size();
+        return wouldHoldAtOnce(mode, 0);
+    }
+
+    /**
+     * As {@link #wouldHoldAtOnce(Mode)}; a SEMAPHORE request of {@code permits} only when every entry is an undamaged
+     * semaphore entry of as many permits, and fewer than that many.
+     */
+    public boolean wouldHoldAtOnce(Mode mode, int permits) {
+        return switch (mode) {
+            case EXCLUSIVE -> entries.isEmpty();
+            case SHARED -> firstWriter == entries.size() && firstDamaged == entries.size();
+            case SEMAPHORE -> entries.isEmpty() || firstDamaged == entries.size() && headRun == entries.size()
+                    && entries.get(0).permits() == permits && entries.size() < permits;
+        };
     }
 
     /** Whether the entry at {@code index} holds the lock. */
@@ -181,17 +214,40 @@ public final class LockQueue {
             return false; // fail closed: see the class comment
         }
         QueueEntry e = entries.get(index);
-        return e.mode() == Mode.EXCLUSIVE ? index == 0 : index < firstExclusive;
+        return switch (e.mode()) {
+            case EXCLUSIVE -> index == 0;
+            case SHARED -> index < firstWriter;
+            case SEMAPHORE -> index < headRun && index < e.permits();
+        };
+    }
+
+    /**
+     * Whether the entry at {@code index} is of the kind of the queue's first entry ({@link QueueEntry#agreesWith}). The
+     * engine withdraws a request of its own that does not: a name's requests must agree while it has entries.
+     */
+    public boolean agreesWithHead(int index) {
+        return entries.get(index).agreesWith(entries.get(0));
+    }
+
+    /**
+     * Whether the entry at {@code index} is a semaphore entry that waits only for its turn: every entry before it
+     * agrees with it, and its permits' worth of them hold. It holds once fewer than that many are ahead, whichever of
+     * them goes, so it has no one {@link #blocker}: whoever waits for it watches the whole queue.
+     */
+    public boolean waitsForCount(int index) {
+        QueueEntry e = entries.get(index);
+        return e.mode() == Mode.SEMAPHORE && index < firstDamaged && !holds(index) && index < headRun;
     }
 
     /**
      * The one entry that the blocked entry at {@code index} waits for: for EXCLUSIVE the entry just before it,
-     * for SHARED the nearest EXCLUSIVE entry before it. An entry blocked only by damage (see the class comment) waits
-     * for the entry it is tied with, else for the one just before it, so it looks again when the damage may be gone.
-     * Empty when the entry holds, or when a damaged entry has nothing to wait for (alone, it can never hold).
+     * for SHARED the nearest EXCLUSIVE or SEMAPHORE entry before it, for SEMAPHORE the nearest entry before it of
+     * another kind. An entry blocked only by damage (see the class comment) waits for the entry it is tied with, else for
+     * the one just before it, so it looks again when the damage may be gone. Empty when the entry holds, when it
+     * {@link #waitsForCount}, or when a damaged entry has nothing to wait for (alone, it can never hold).
      */
     public Optional<QueueEntry> blocker(int index) {
-        if (holds(index)) {
+        if (holds(index) || waitsForCount(index)) {
             return Optional.empty();
         }
         QueueEntry e = entries.get(index);
@@ -199,12 +255,17 @@ public final class LockQueue {
             return Optional.of(entries.get(index - 1));
         }
         for (int i = index - 1; i >= 0 && e.mode() == Mode.SHARED; i--) {
-            if (entries.get(i).mode() == Mode.EXCLUSIVE) {
+            if (entries.get(i).mode() != Mode.SHARED) {
+                return Optional.of(entries.get(i));
+            }
+        }
+        for (int i = index - 1; i >= 0 && e.mode() == Mode.SEMAPHORE; i--) {
+            if (!entries.get(i).agreesWith(e)) {
                 return Optional.of(entries.get(i));
             }
         }
         if (index < firstDamaged) {
-            throw new IllegalStateException("an undamaged entry that does not hold must have an EXCLUSIVE entry before it");
+            throw new IllegalStateException("an undamaged entry that does not hold must have an entry of another kind before it");
         }
         if (index + 1 < entries.size() && entries.get(index + 1).sequence() == e.sequence()) {
             return Optional.of(entries.get(index + 1));
@@ -217,10 +278,12 @@ public final class LockQueue {
         if (entries.isEmpty() || firstDamaged == 0) {
             return List.of();
         }
-        if (firstExclusive == 0) {
-            return List.of(entries.get(0));
-        }
-        return entries.subList(0, Math.min(firstExclusive, firstDamaged));
+        QueueEntry head = entries.get(0);
+        return switch (head.mode()) {
+            case EXCLUSIVE -> List.of(head);
+            case SHARED -> entries.subList(0, Math.min(firstWriter, firstDamaged));
+            case SEMAPHORE -> entries.subList(0, Math.min(Math.min(headRun, head.permits()), firstDamaged));
+        };
     }
 
     /** The entries that wait, in queue order. */
@@ -234,6 +297,10 @@ public final class LockQueue {
         if (holders.isEmpty()) {
             return LockView.LockMode.FREE;
         }
-        return holders.get(0).mode() == Mode.EXCLUSIVE ? LockView.LockMode.EXCLUSIVE : LockView.LockMode.SHARED;
+        return switch (holders.get(0).mode()) {
+            case EXCLUSIVE -> LockView.LockMode.EXCLUSIVE;
+            case SHARED -> LockView.LockMode.SHARED;
+            case SEMAPHORE -> LockView.LockMode.SEMAPHORE;
+        };
     }
 }

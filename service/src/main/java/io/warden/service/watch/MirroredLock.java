@@ -42,7 +42,7 @@ final class MirroredLock {
     record Node(QueueEntry entry, long token, String sessionId, String clientId) {
         Node {
             if (entry.id() != null) {
-                entry = new QueueEntry(entry.node(), entry.sequence(), entry.mode(), null);
+                entry = new QueueEntry(entry.node(), entry.sequence(), entry.mode(), null, entry.permits());
             }
         }
     }
@@ -160,9 +160,13 @@ final class MirroredLock {
             }
             i++;
         }
-        LockView.LockMode mode = firstMode == null ? LockView.LockMode.FREE
-                : firstMode == Mode.EXCLUSIVE ? LockView.LockMode.EXCLUSIVE : LockView.LockMode.SHARED;
-        return new LockView(name, mode, holders, waiters, revision);
+        LockView.LockMode mode = firstMode == null ? LockView.LockMode.FREE : switch (firstMode) {
+            case EXCLUSIVE -> LockView.LockMode.EXCLUSIVE;
+            case SHARED -> LockView.LockMode.SHARED;
+            case SEMAPHORE -> LockView.LockMode.SEMAPHORE;
+        };
+        int permits = queue.isEmpty() ? 0 : queue.firstKey().permits();
+        return new LockView(name, mode, holders, waiters, revision).withPermits(permits);
     }
 
     /** How many of this lock's nodes hold it; the rest wait. O(1). */

@@ -312,6 +312,26 @@ public final class Zk {
     }
 
     /**
+     * Reads the node's children and leaves a one-shot children watch on it (fired by a child's creation or deletion, or
+     * the node's). A node that does not exist fails with NONODE and leaves no watch.
+     */
+    public CompletableFuture<ChildrenAndStat> childrenWatched(String path, Watcher watcher) {
+        return call("getChildren", (cb) -> client.getChildren().usingWatcher(watcher).inBackground(cb).forPath(path),
+                e -> new ChildrenAndStat(e.getChildren(), e.getStat()));
+    }
+
+    /** As {@link #removeDataWatches}, for the node's one-shot children watches. */
+    public CompletableFuture<Void> removeChildrenWatches(String path) {
+        return call("removeWatches", (cb) -> client.watchers().removeAll().ofType(Watcher.WatcherType.Children).locally()
+                .inBackground(cb).forPath(path), e -> (Void) null).exceptionally(err -> {
+            if (code(err) == KeeperException.Code.NOWATCHER) {
+                return null;
+            }
+            throw translate(err);
+        });
+    }
+
+    /**
      * Takes every one-shot data watch on the node off this client and off the server (ZooKeeper's
      * {@code removeAllWatches}; removing one watcher object only clears it on the client, and the server's watch stays
      * until the node changes). Local removal happens even when the server cannot be asked. Completes normally when

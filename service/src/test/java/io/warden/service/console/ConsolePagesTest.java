@@ -98,6 +98,21 @@ class ConsolePagesTest {
     }
 
     @Test
+    void aSemaphoresPage_showsItsModeAndEveryHolder() throws Exception {
+        String a = session(w, "exporter-a", 10_000);
+        String b = session(w, "exporter-b", 10_000);
+        for (String s : List.of(a, b)) {
+            join(w.acquire(new io.warden.service.api.AcquireRequest(s, io.warden.service.api.LockName.parse("reports/pool"),
+                    io.warden.service.api.Mode.SEMAPHORE, 0, java.util.UUID.randomUUID().toString(),
+                    io.warden.service.api.OnTimeout.CANCEL, true, 3)));
+        }
+        HttpResponse<String> page = get("/console/locks/reports/pool");
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body()).contains("SEMAPHORE", "exporter-a", "exporter-b");
+        assertThat(get("/console/ns/reports").body()).contains("data-lock=\"reports/pool\"", "SEMAPHORE");
+    }
+
+    @Test
     void overviewAndNamespacePage_listTheLiveLocks() throws Exception {
         String a = session(w, "svc", 10_000);
         join(w.acquire(exclusive(a, "payments/invoice-42", 0)));

@@ -131,6 +131,45 @@ class OpenApiRepliesTest {
     }
 
     @Test
+    void semaphores_andTheirErrors_matchTheDocument() throws Exception {
+        String alice = openSession("alice");
+        String bob = openSession("bob");
+        String name = fresh("docs");
+        HttpTestClient.Reply granted = http.postJson("/v1/acquire", "session_id", alice, "name", name, "mode", "SEMAPHORE",
+                "permits", 2);
+        assertThat(granted.json().get("status").asText()).as(granted.toString()).isEqualTo("GRANTED");
+        assertThat(http.postJson("/v1/acquire", "session_id", bob, "name", name, "mode", "SEMAPHORE", "permits", 2)
+                .json().get("status").asText()).isEqualTo("GRANTED");
+        JsonNode view = http.get("/v1/locks/" + name).json();
+        assertSchema("Lock", view);
+        assertThat(view.get("mode").asText()).isEqualTo("SEMAPHORE");
+        assertThat(view.get("permits").asInt()).isEqualTo(2);
+        assertThat(view.get("holders")).hasSize(2);
+        assertThat(view.get("holders").get(0).get("mode").asText()).isEqualTo("SEMAPHORE");
+
+        HttpTestClient.Reply conflict = http.postJson("/v1/acquire", "session_id", bob, "name", name);
+        assertProblem(conflict, 409, "CONFLICT");
+        assertThat(conflict.json().get("detail").asText()).contains("SEMAPHORE of 2 permits");
+        assertThat(http.get("/v1/locks/" + name).json().get("holders")).hasSize(2);
+        long zxid = fixture.lastZxid();
+        for (Object[] bad : new Object[][]{
+                {"mode", "EXCLUSIVE", "permits", 2}, {"mode", "SEMAPHORE"}, {"mode", "SEMAPHORE", "permits", 1},
+                {"mode", "SEMAPHORE", "permits", 1025}, {"mode", "SEMAPHORE", "permits", "two"},
+                {"permits", 3}}) {
+            Object[] body = new Object[4 + bad.length];
+            body[0] = "session_id";
+            body[1] = bob;
+            body[2] = "name";
+            body[3] = name;
+            System.arraycopy(bad, 0, body, 4, bad.length);
+            HttpTestClient.Reply r = http.postJson("/v1/acquire", body);
+            assertProblem(r, 400, "INVALID_ARGUMENT");
+            assertThat(r.json().get("field").asText()).as(r.toString()).isEqualTo("permits");
+        }
+        assertThat(fixture.lastZxid()).as("no change to state").isEqualTo(zxid);
+    }
+
+    @Test
     void aPlainCuratorHolder_andWaiter_matchTheDocument() throws Exception {
         String name = fresh("curator");
         var curatorLock = new org.apache.curator.framework.recipes.locks.InterProcessReadWriteLock(fixture.curator,
