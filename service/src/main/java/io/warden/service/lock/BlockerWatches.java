@@ -127,39 +127,63 @@ final class BlockerWatches<C> {
     /**
      * Makes {@code call} wait on the queue of the lock at {@code lockPath} (any change to its children wakes it). The
      * queue's children watch is set by the first call that waits on it, with one {@code getChildren}; later calls join it
-     * and send nothing, so a handoff among many waiters costs one request, not one per waiter. Completes with true when
-     * the call is registered and the watch covers every change since the call read the queue ({@code cversion}, its lock
-     * node's: the watch was set at that cversion or later — cversion counts every create and delete of a child, so it
-     * only grows); false when the lock node is gone or the queue changed between the call's read and the watch (the
-     * call is then not registered: read the queue again). Does nothing, and completes with true, for a call that no
-     * longer waits.
+     * and send nothing, so a handoff among many waiters costs one request, not one per waiter. The watch covers the
+     * changes after the cversion its {@code getChildren} read (the lock node's cversion counts every create and delete of
+     * a child, so it only grows); a call that read the queue at an older {@code cversion} may have missed a change in
+     * between, so it is woken at once — and all such calls of one queue together ({@code wakeQueue}), so that a burst of
+     * arrivals costs one more read of the queue, not one per waiter. Does nothing for a call that no longer waits.
      */
-    CompletableFuture<Boolean> watchQueue(String lockPath, C call, int cversion) {
-        Blocker blocker;
+    void watchQueue(String lockPath, C call, int cversion) {
+        List<C> stale = List.of();
         synchronized (this) {
             if (!waiting.test(call)) {
-                return CompletableFuture.completedFuture(true);
+                return;
             }
-            blocker = register(queueKey(lockPath), true, call);
+            Blocker blocker = register(queueKey(lockPath), true, call);
+            blocker.readAt.put(call, cversion);
             if (blocker.armedAt == null) {
                 // Sent under the lock: see the class comment.
-                blocker.armedAt = zk.childrenWatched(lockPath, blocker).thenApply(cs -> cs.stat().getCversion());
+                CompletableFuture<Integer> armed = zk.childrenWatched(lockPath, blocker)
+                        .thenApply(cs -> cs.stat().getCversion());
+                blocker.armedAt = armed;
+                armed.whenComplete((at, err) -> settle(blocker, at, err));
+            } else if (blocker.settled) {
+                stale = staleLocked(blocker);
             }
         }
-        return blocker.armedAt.handle((armedAt, err) -> {
-            if (err == null && armedAt <= cversion) {
-                return true;
+        if (!stale.isEmpty()) {
+            wakeQueue.accept(stale);
+        }
+    }
+
+    /** The queue's watch is set (at cversion {@code armedAt}) or could not be: wakes the calls it does not cover. */
+    private void settle(Blocker blocker, Integer armedAt, Throwable err) {
+        List<C> stale;
+        synchronized (this) {
+            blocker.settled = true;
+            blocker.armedCversion = err == null ? armedAt : Integer.MAX_VALUE; // failed: every call reads again
+            stale = staleLocked(blocker);
+        }
+        if (err != null && Zk.code(err) != Code.NONODE) {
+            log.debug("could not watch the queue {}: {}", blocker.path, Zk.unwrap(err).toString());
+        }
+        if (!stale.isEmpty()) {
+            wakeQueue.accept(stale); // they read the queue again (a lock node gone, or a failure, is theirs to answer)
+        }
+    }
+
+    /** The calls of a settled queue watch that read the queue before it was set: taken off it, to be woken. */
+    private List<C> staleLocked(Blocker blocker) {
+        List<C> stale = new java.util.ArrayList<>();
+        for (Map.Entry<C, Integer> e : blocker.readAt.entrySet()) {
+            if (e.getValue() < blocker.armedCversion && byCall.get(e.getKey()) == blocker) {
+                stale.add(e.getKey());
             }
-            synchronized (this) {
-                if (byCall.get(call) == blocker) {
-                    leaveLocked(call, blocker);
-                }
-            }
-            if (err == null || Zk.code(err) == Code.NONODE) {
-                return false; // changed since the call looked
-            }
-            throw Zk.translate(err);
-        });
+        }
+        for (C call : stale) {
+            leaveLocked(call, blocker);
+        }
+        return stale;
     }
 
     /** Registers {@code call} as waiting on {@code key} (a node, or a queue), leaving what it waited on before. */
@@ -187,6 +211,7 @@ final class BlockerWatches<C> {
     private void leaveLocked(C call, Blocker blocker) {
         byCall.remove(call);
         blocker.calls.remove(call);
+        blocker.readAt.remove(call);
         if (blocker.calls.isEmpty() && byPath.get(blocker.path) == blocker) {
             byPath.remove(blocker.path);
             blocker.stopChecking();
@@ -265,8 +290,14 @@ final class BlockerWatches<C> {
         String sessionId;
         /** The next look at the record, while the node is watched. */
         Clock.Cancellable check;
-        /** A queue's: the cversion its watch was set at, once set (sent by the first call that waited on it). */
+        /** A queue's: its watch being set (sent by the first call that waited on it). */
         CompletableFuture<Integer> armedAt;
+        /** A queue's: whether the reply to {@link #armedAt} was looked at; then {@link #armedCversion} is known. */
+        boolean settled;
+        /** A queue's: the cversion its watch was set at ({@code Integer.MAX_VALUE} when it could not be set). */
+        int armedCversion;
+        /** A queue's: the cversion at which each of its calls read the queue. */
+        final Map<C, Integer> readAt = new HashMap<>();
 
         Blocker(String path, boolean queue) {
             this.path = path;
@@ -297,6 +328,7 @@ final class BlockerWatches<C> {
                     byCall.remove(call);
                 }
                 calls.clear();
+                readAt.clear();
             }
             if (queue) {
                 wakeQueue.accept(woken);

@@ -72,6 +72,11 @@ final class HeldCalls {
     private final WaitingCalls<HeldCall> waiting = new WaitingCalls<>();
     /** The watches held calls keep on their blockers, one per blocker node. */
     private final BlockerWatches<HeldCall> blockers;
+    /**
+     * Shared reads of a lock's queue for semaphore waiters woken together ({@link #evaluateTogether}), by lock path: an
+     * entry only while a read is in flight, so bounded by the locks with woken waiters. Guarded by itself.
+     */
+    private final Map<String, QueueRead> queueReads = new java.util.HashMap<>();
     /** When this gateway last released a hold of a lock path, for the handoff metric (taken by the next grant). */
     private final Map<String, Long> releasedAt = Hints.bounded(MAX_RELEASED_AT);
     private volatile boolean draining;
@@ -157,8 +162,10 @@ final class HeldCalls {
     private static final String WHAT_WAITS = "new requests on it are refused, and requests queued on it wait";
 
     /**
-     * Calls woken together by a change to their lock's queue (semaphore requests waiting for a count): one read of the
-     * queue decides them all, so a handoff costs a read per gateway, not per waiter.
+     * Calls woken together by a change to their lock's queue (semaphore waiters, {@link BlockerWatches#watchQueue}): one
+     * read of the queue decides them all, so a handoff costs a read per gateway, not per waiter. Calls woken while a
+     * read of their lock is in flight wait for the next one (a read sent after they were woken: one in flight may be
+     * older than what they missed), so a burst of wake-ups costs at most two reads.
      */
     private void evaluateTogether(List<HeldCall> calls) {
         Map<String, List<HeldCall>> byLock = new java.util.HashMap<>();
@@ -167,8 +174,43 @@ final class HeldCalls {
                 byLock.computeIfAbsent(w.lockPath, k -> new java.util.ArrayList<>()).add(w);
             }
         }
-        byLock.forEach((lockPath, ws) -> rules.awaitedEntryGone(() -> queues.read(lockPath, WHAT_WAITS)
-                .whenComplete((cs, err) -> ws.forEach(w -> decide(w, cs, err)))));
+        byLock.forEach((lockPath, ws) -> {
+            List<HeldCall> batch;
+            synchronized (queueReads) {
+                QueueRead r = queueReads.computeIfAbsent(lockPath, k -> new QueueRead());
+                r.next.addAll(ws);
+                if (r.inFlight) {
+                    return;
+                }
+                r.inFlight = true;
+                batch = r.next;
+                r.next = new java.util.ArrayList<>();
+            }
+            readTogether(lockPath, batch);
+        });
+    }
+
+    private void readTogether(String lockPath, List<HeldCall> batch) {
+        rules.awaitedEntryGone(() -> queues.read(lockPath, WHAT_WAITS).whenComplete((cs, err) -> {
+            batch.forEach(w -> decide(w, cs, err));
+            List<HeldCall> more;
+            synchronized (queueReads) {
+                QueueRead r = queueReads.get(lockPath);
+                if (r.next.isEmpty()) {
+                    queueReads.remove(lockPath);
+                    return;
+                }
+                more = r.next;
+                r.next = new java.util.ArrayList<>();
+            }
+            readTogether(lockPath, more);
+        }));
+    }
+
+    /** A lock's shared queue read: whether one is in flight, and the calls that wait for the next. */
+    private static final class QueueRead {
+        boolean inFlight;
+        List<HeldCall> next = new java.util.ArrayList<>();
     }
 
     /** Decides the call from one read of its queue ({@code err}: the read's failure). */
@@ -237,13 +279,8 @@ final class HeldCalls {
             // A semaphore request behind its permits' worth of holders: whichever goes first lets it in.
             log.debug("request {} on {} (token {}) waits for one of {} semaphore holders ahead", w.req.requestId(),
                     w.req.name(), w.token, w.req.permits());
-            blockers.watchQueue(w.lockPath, w, cs.stat().getCversion()).whenComplete((watched, e2) -> {
-                if (e2 != null) {
-                    fail(w, Zk.translate(e2));
-                } else if (!watched) {
-                    evaluate(w); // the queue changed before the watch was set
-                }
-            });
+            // A call that read the queue before the watch was set is woken again by it (with the others of the queue).
+            blockers.watchQueue(w.lockPath, w, cs.stat().getCversion());
             return;
         }
         java.util.Optional<QueueEntry> next = q.blocker(i);
