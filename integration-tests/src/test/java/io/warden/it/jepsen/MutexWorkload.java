@@ -407,69 +407,31 @@ public final class MutexWorkload {
     /**
      * A semaphore thread (plain HTTP, one gateway until it fails): on {@link #SEM_LOCK}, three threads for two permits,
      * it tries (one time in three: {@code wait_ms} 0, a refusal recorded as REFUSED) or waits up to 4 s, holds briefly
-     * and releases. An unknown outcome ends its session, as for the mutex threads.
+     * and releases.
      */
     private void semWorker(String process, WardenClient client, Random rnd, long until) {
-        Tracked session = null;
-        while (System.nanoTime() - until < 0) {
-            if (session == null || session.isGone()) {
-                session = open(process, client, false);
-                if (session == null) {
-                    Await.sleepQuietly(Duration.ofMillis(200));
-                    continue;
-                }
-            }
-            long waitMs = rnd.nextInt(3) == 0 ? 0 : 4000;
-            long call = System.nanoTime();
-            long token = 0;
-            Op.Outcome outcome;
-            long ret;
-            try {
-                WardenClient.Acquired a = client.acquire(session.id, SEM_LOCK, "SEMAPHORE", SEM_PERMITS, waitMs,
-                        "s-" + UUID.randomUUID(), "CANCEL");
-                ret = System.nanoTime();
-                outcome = a.granted() ? Op.Outcome.GRANTED : waitMs == 0 ? Op.Outcome.REFUSED : Op.Outcome.NOT_GRANTED;
-                token = a.granted() ? a.token() : 0;
-            } catch (SessionNotFoundException e) {
-                ret = System.nanoTime();
-                session.gone(ret);
-                outcome = gone(e);
-            } catch (ProblemException e) {
-                ret = System.nanoTime();
-                if (e.ambiguous()) { // an earlier attempt may have queued or been granted
-                    record(process, SEM_LOCK, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, "SEMAPHORE");
-                    abandon(session);
-                    session = null;
-                    continue;
-                }
-                outcome = Op.Outcome.NOT_GRANTED;
-            } catch (RuntimeException e) {
-                record(process, SEM_LOCK, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, "SEMAPHORE");
-                abandon(session);
-                session = null;
-                continue;
-            }
-            record(process, SEM_LOCK, Op.Kind.ACQUIRE, session.id, token, outcome, call, ret, "SEMAPHORE");
-            if (outcome != Op.Outcome.GRANTED) {
-                continue;
-            }
-            Await.sleepQuietly(Duration.ofMillis(rnd.nextInt(150)));
-            if (!release(process, client, session, SEM_LOCK, token)) {
-                abandon(session);
-                session = null;
-            }
-        }
-        if (session != null) {
-            abandon(session);
-        }
+        holdAndRelease(process, client, rnd, until, SEM_LOCK, r -> "SEMAPHORE", SEM_PERMITS,
+                r -> r.nextInt(3) == 0 ? 0L : 4000L);
     }
 
     /**
      * A reader-or-writer thread (plain HTTP, one gateway until it fails): on {@link #RW_LOCK} it asks SHARED two times
      * in three and EXCLUSIVE otherwise, waiting up to 4 s, holds briefly and releases; queues form, with readers
-     * behind writers. An unknown outcome ends its session, as for the mutex threads.
+     * behind writers.
      */
     private void rwWorker(String process, WardenClient client, Random rnd, long until) {
+        holdAndRelease(process, client, rnd, until, RW_LOCK, r -> r.nextInt(3) == 0 ? "EXCLUSIVE" : "SHARED", 0,
+                r -> 4000L);
+    }
+
+    /**
+     * The loop of the readers-and-writers and semaphore threads: on {@code lock}, acquire in the mode {@code mode}
+     * picks (with {@code permits} for a semaphore), waiting {@code waitMs} (0: a try, whose refusal is recorded as
+     * REFUSED), hold under 150 ms, release by token. An unknown outcome ends its session, as for the mutex threads.
+     */
+    private void holdAndRelease(String process, WardenClient client, Random rnd, long until, String lock,
+                                java.util.function.Function<Random, String> mode, int permits,
+                                java.util.function.ToLongFunction<Random> waitMs) {
         Tracked session = null;
         while (System.nanoTime() - until < 0) {
             if (session == null || session.isGone()) {
@@ -479,15 +441,17 @@ public final class MutexWorkload {
                     continue;
                 }
             }
-            String mode = rnd.nextInt(3) == 0 ? "EXCLUSIVE" : "SHARED";
+            String m = mode.apply(rnd);
+            long wait = waitMs.applyAsLong(rnd);
             long call = System.nanoTime();
             long token = 0;
             Op.Outcome outcome;
             long ret;
             try {
-                WardenClient.Acquired a = client.acquire(session.id, RW_LOCK, mode, 4000, "r-" + UUID.randomUUID(), "CANCEL");
+                WardenClient.Acquired a = client.acquire(session.id, lock, m, permits, wait, "r-" + UUID.randomUUID(),
+                        "CANCEL");
                 ret = System.nanoTime();
-                outcome = a.granted() ? Op.Outcome.GRANTED : Op.Outcome.NOT_GRANTED;
+                outcome = a.granted() ? Op.Outcome.GRANTED : wait == 0 ? Op.Outcome.REFUSED : Op.Outcome.NOT_GRANTED;
                 token = a.granted() ? a.token() : 0;
             } catch (SessionNotFoundException e) {
                 ret = System.nanoTime();
@@ -496,24 +460,24 @@ public final class MutexWorkload {
             } catch (ProblemException e) {
                 ret = System.nanoTime();
                 if (e.ambiguous()) { // an earlier attempt may have queued or been granted
-                    record(process, RW_LOCK, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, mode);
+                    record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, m);
                     abandon(session);
                     session = null;
                     continue;
                 }
                 outcome = Op.Outcome.NOT_GRANTED;
             } catch (RuntimeException e) {
-                record(process, RW_LOCK, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, mode);
+                record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER, m);
                 abandon(session);
                 session = null;
                 continue;
             }
-            record(process, RW_LOCK, Op.Kind.ACQUIRE, session.id, token, outcome, call, ret, mode);
+            record(process, lock, Op.Kind.ACQUIRE, session.id, token, outcome, call, ret, m);
             if (outcome != Op.Outcome.GRANTED) {
                 continue;
             }
             Await.sleepQuietly(Duration.ofMillis(rnd.nextInt(150)));
-            if (!release(process, client, session, RW_LOCK, token)) {
+            if (!release(process, client, session, lock, token)) {
                 abandon(session);
                 session = null;
             }
