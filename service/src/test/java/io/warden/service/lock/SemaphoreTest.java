@@ -296,6 +296,24 @@ class SemaphoreTest {
         assertThat(fx.lastZxid()).as("no write for refused tries").isEqualTo(zxid);
     }
 
+    /** On a lock seen busy a try is decided from a read: one of another kind is a 409 there too, and writes nothing. */
+    @Test
+    void aTryOfAnotherKind_onASemaphoreSeenBusy_is409FromTheRead_withoutWriting() throws Exception {
+        for (int i = 0; i < 2; i++) {
+            join(w.acquire(semaphore(session(w, "h" + i, 10_000), "pay/pool", 2, 0)));
+        }
+        String s = session(w, "s", 10_000);
+        assertThat(join(w.acquire(semaphore(s, "pay/pool", 2, 0))).status()).isEqualTo(Status.TIMED_OUT); // marks it busy
+        long zxid = fx.lastZxid();
+        assertThatThrownBy(() -> join(w.acquire(exclusive(s, "pay/pool", 0)))).satisfies(t -> {
+            assertThat(code(t)).isEqualTo(WardenException.ErrorCode.CONFLICT);
+            assertThat(t).hasMessageContaining("SEMAPHORE of 2 permits");
+        });
+        assertThatThrownBy(() -> join(w.acquire(semaphore(s, "pay/pool", 3, 0))))
+                .satisfies(t -> assertThat(code(t)).isEqualTo(WardenException.ErrorCode.CONFLICT));
+        assertThat(fx.lastZxid()).as("nothing written").isEqualTo(zxid);
+    }
+
     @Test
     void aRetry_withOtherPermits_is400() throws Exception {
         String s = session(w, "s", 10_000);
