@@ -48,10 +48,15 @@ class KeepaliveSocketTest {
         assertThat(cell.holders(gw, NAME)).isZero();
     }
 
+    /**
+     * The loss comes over the socket. TTL 6 s: a heartbeat's deadline is its interval (2 s), so a gateway slow to answer
+     * on a loaded machine does not make the client drop the socket as suspect and go unary before the 4404 comes (at
+     * TTL 1 s the deadline is 333 ms, and three unary heartbeats were seen under load).
+     */
     @Test
     void sessionClosedElsewhere_socketClosedWith4404_sessionIsLost() throws Exception {
         Gateway gw = cell.gateway();
-        WardenClient c = cell.client("alice", Duration.ofSeconds(1), Cell.url(gw));
+        WardenClient c = cell.client("alice", Duration.ofSeconds(6), Cell.url(gw));
         WebSocketKeepaliveTransport transport = socketTransport(c);
         Hold hold = c.lock(NAME).acquire(Duration.ofSeconds(5));
         Cell.await("a heartbeat was answered over the socket", () -> transport.socketAcks() > 0);
