@@ -30,14 +30,15 @@ class KeepaliveSocketTest {
         return (WebSocketKeepaliveTransport) c.keepaliveTransport();
     }
 
+    /** TTL 3 s, held 8 s: a heartbeat's deadline is its interval (1 s), slack enough on a loaded machine. */
     @Test
     void heartbeatsOverTheSocket_keepTheSessionAlivePastItsTtl() {
         Gateway gw = cell.gateway();
-        WardenClient c = cell.client("alice", Duration.ofSeconds(1), Cell.url(gw));
+        WardenClient c = cell.client("alice", Duration.ofSeconds(3), Cell.url(gw));
         WebSocketKeepaliveTransport transport = socketTransport(c);
         Hold hold = c.lock(NAME).acquire(Duration.ofSeconds(5));
 
-        Cell.holdsFor("the hold stays valid for well past the TTL", Duration.ofMillis(3000), hold::isValid);
+        Cell.holdsFor("the hold stays valid for well past the TTL", Duration.ofMillis(8000), hold::isValid);
 
         assertThat(c.state()).isEqualTo(SessionState.CONNECTED);
         assertThat(transport.socketAcks()).as("heartbeats answered over the socket").isGreaterThanOrEqualTo(6);
