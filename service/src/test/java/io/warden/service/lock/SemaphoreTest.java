@@ -146,9 +146,11 @@ class SemaphoreTest {
         }
         assertThat(waiters.stream().filter(CompletableFuture::isDone).map(CompletableFuture::join))
                 .hasSize(handoffs).allMatch(r -> r.status() == Status.GRANTED);
-        // Each handoff: the watch's read, and at most one more for waiters that read before the watch was set again.
-        assertThat(fx.childReads(gw) - reads).as("queue reads for %d handoffs among 20 waiters", handoffs)
-                .isLessThanOrEqualTo(3.0 * handoffs);
+        // Each handoff: the watch's read and its setting again, and at most one more for waiters that read before the
+        // watch was set; with a read per waiter it would be 19 + 18 + 17 + 16 + 15. The gateway's metric also counts
+        // its own background listings (the watch mirror's), hence the slack.
+        assertThat(fx.childReads(gw) - reads).as("getChildren for %d handoffs among 20 waiters", handoffs)
+                .isLessThanOrEqualTo(6.0 * handoffs);
     }
 
     /** The waiters of the handoff test seen granted so far, by index. */
