@@ -75,14 +75,8 @@ final class Requests {
         LockName name = Fields.lockName("name", b.requiredString("name"));
         String modeText = b.optionalString("mode");
         Mode mode = modeText == null ? Mode.EXCLUSIVE : Fields.mode("mode", modeText);
+        // Whether permits go with the mode is AcquireRequest's check (a 400 naming "permits").
         Long permits = b.optionalLong("permits", AcquireRequest.MIN_PERMITS, AcquireRequest.MAX_PERMITS);
-        if (mode == Mode.SEMAPHORE && permits == null) {
-            throw WardenException.invalid("permits", "a SEMAPHORE request needs permits (between "
-                    + AcquireRequest.MIN_PERMITS + " and " + AcquireRequest.MAX_PERMITS + ")");
-        }
-        if (mode != Mode.SEMAPHORE && permits != null) {
-            throw WardenException.invalid("permits", "only a SEMAPHORE request takes permits; this one is " + mode);
-        }
         Long waitMs = b.optionalLong("wait_ms", 0, AcquireRequest.MAX_WAIT_MS);
         String requestIdText = b.optionalString("request_id");
         String requestId = requestIdText == null ? newRequestId() : Fields.requestId("request_id", requestIdText);

@@ -122,14 +122,14 @@ class SemaphoreTest {
         for (int i = 0; i < 20; i++) {
             sessions.add(session(w, "w" + i, 10_000));
         }
-        int watchesBefore = watches();
+        int watchesBefore = fx.allWatches();
         List<CompletableFuture<AcquireResult>> waiters = new ArrayList<>();
         for (String s : sessions) {
             waiters.add(w.acquire(semaphore(s, "pay/pool", 2, 30_000)));
         }
         await("20 waiters watching", () -> fx.queueSize("pay/pool") == 22 && gw.pendingAcquires() == 20
-                && watches() > watchesBefore);
-        assertThat(watches() - watchesBefore).as("watches for 20 waiters").isEqualTo(1);
+                && fx.allWatches() > watchesBefore);
+        assertThat(fx.allWatches() - watchesBefore).as("watches for 20 waiters").isEqualTo(1);
         double reads = fx.childReads(gw);
 
         int handoffs = 5;
@@ -351,21 +351,6 @@ class SemaphoreTest {
         await("queued", () -> fx.queueSize("pay/pool") == 3);
         w.closeSession(a).join();
         assertThat(join(waiting).status()).isEqualTo(Status.GRANTED);
-    }
-
-    /** Watches the server holds, data and children ({@code mntr}: {@code wchs} counts data watches only). */
-    private int watches() {
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("zk_watch_count\\s+(\\d+)").matcher(four("mntr"));
-        return m.find() ? Integer.parseInt(m.group(1)) : -1;
-    }
-
-    private String four(String word) {
-        try (var socket = new java.net.Socket("127.0.0.1", Integer.parseInt(fx.config().zkConnect().replaceAll(".*:", "")))) {
-            socket.getOutputStream().write(word.getBytes());
-            return new String(socket.getInputStream().readAllBytes());
-        } catch (java.io.IOException e) {
-            return e.toString();
-        }
     }
 
     private static LockView join2(CompletableFuture<LockView> f) {

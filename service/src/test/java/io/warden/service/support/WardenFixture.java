@@ -180,6 +180,21 @@ public final class WardenFixture implements AutoCloseable {
         }
     }
 
+    /** Watches the server holds, data and children ({@code mntr}'s {@code zk_watch_count}; {@code wchs} counts data ones only). */
+    public int allWatches() {
+        try (java.net.Socket socket = new java.net.Socket("127.0.0.1", server.getPort())) {
+            socket.getOutputStream().write("mntr".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            String out = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+            java.util.regex.Matcher m = java.util.regex.Pattern.compile("zk_watch_count\\s+(\\d+)").matcher(out);
+            if (!m.find()) {
+                throw new IllegalStateException("no zk_watch_count in mntr's output: " + out);
+            }
+            return Integer.parseInt(m.group(1));
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     /** Watches the test ZooKeeper server holds (all clients). */
     public int watchCount() {
         return watchesOnServer();
