@@ -301,7 +301,7 @@ public final class Gateway implements AutoCloseable {
             });
             watches.start();
             console.start(watches);
-            revocationEvents = watches.subscribe(io.warden.service.watch.WatchFilter.everything(), null,
+            revocationEvents = watches.subscribeOwn(io.warden.service.watch.WatchFilter.everything(),
                     new RevocationEvents(revocations, http));
             revocations.start();
             if (cell.serving() && !watches.awaitReady(Duration.ofMillis(waitMs))) {
