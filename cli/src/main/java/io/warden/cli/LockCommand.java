@@ -135,7 +135,9 @@ final class LockCommand implements Callable<Integer> {
         }
         if (onRevoke == OnRevoke.term) {
             hold.onRevokeRequested(h -> {
-                System.err.println("warden: the holder of " + name + " is asked to let go; sending the command SIGTERM");
+                java.io.PrintWriter err = root.err();
+                err.println("warden: the holder of " + name + " is asked to let go; sending the command SIGTERM");
+                err.flush();
                 process.descendants().forEach(ProcessHandle::destroy);
                 process.destroy();
             });
