@@ -306,6 +306,34 @@ class RevokeTest {
                 && e.gateway().equals(second.gatewayId())));
     }
 
+    @Test
+    void holdersGatewayCutOffFromZooKeeper_theRevokingGatewayStillForcesAtTheDeadline() throws Exception {
+        Gateway direct = fx.gateway();
+        try (io.warden.service.support.ZkCutProxy proxy = new io.warden.service.support.ZkCutProxy(fx.server.getPort())) {
+            Gateway behind = fx.gateway(fx.config().withZkConnect(proxy.connectString()));
+            try {
+                String holder = WardenFixture.session(behind.warden(), "holder", TTL);
+                String waiter = WardenFixture.session(direct.warden(), "waiter", TTL);
+                String name = "rv/cut-off";
+                long token = join(behind.warden().acquire(exclusive(holder, name, 0))).token();
+                CompletableFuture<AcquireResult> next = direct.warden().acquire(exclusive(waiter, name, 60_000));
+                await("the waiter is queued", () -> fx.queueSize(name) == 2);
+                revoke(direct.warden(), name, token, 3_000);
+
+                proxy.partition(); // the holder's gateway hears nothing more, and can do nothing
+                fx.clock.advance(Duration.ofMillis(2_999));
+                assertThat(current(direct.warden(), name, token)).isTrue();
+                fx.clock.advance(Duration.ofMillis(1));
+
+                assertThat(next.get(20, TimeUnit.SECONDS).status()).isEqualTo(AcquireResult.Status.GRANTED);
+                assertThat(current(direct.warden(), name, token)).isFalse();
+            } finally {
+                proxy.heal();
+                behind.close(); // before the proxy goes, or it waits out its ZooKeeper session
+            }
+        }
+    }
+
     private static Throwable unwrap(Throwable t) {
         while (t instanceof java.util.concurrent.CompletionException && t.getCause() != null) {
             t = t.getCause();
