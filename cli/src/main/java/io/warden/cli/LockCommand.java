@@ -25,7 +25,9 @@ import java.util.concurrent.TimeUnit;
  * {@code warden lock NAME -- CMD...}: runs a command while holding the lock, like {@code etcdctl lock}. The session
  * is kept alive in the background; when it is lost — or can no longer be confirmed (SUSPENDED: no keepalive
  * acknowledged within the TTL, so the cell may already have given the lock to someone else) — the command is
- * terminated (SIGTERM to it and its descendants, then SIGKILL after {@code --kill-grace}) and warden exits 4.
+ * terminated (SIGTERM to it and its descendants, then SIGKILL after {@code --kill-grace}) and warden exits 4. With
+ * {@code --on-revoke=term} an admin's request to let go (a revoke) sends the command SIGTERM; the lock is released when
+ * it exits, and warden exits with its code (143 for a command SIGTERM ended).
  */
 @Command(name = "lock", mixinStandardHelpOptions = true,
         description = {"Run a command while holding a lock; the command gets the fencing token in WARDEN_TOKEN "
@@ -60,6 +62,15 @@ final class LockCommand implements Callable<Integer> {
     @Option(names = "--kill-grace", paramLabel = "DURATION", converter = DurationConverter.class, defaultValue = "10s",
             description = "After the lock is lost: how long the command gets after SIGTERM before SIGKILL (default: ${DEFAULT-VALUE}).")
     Duration killGrace;
+
+    /** What to do when an admin asks the holder to let go ({@code POST /v1/revoke}). */
+    enum OnRevoke { ignore, term }
+
+    @Option(names = "--on-revoke", paramLabel = "ACTION", defaultValue = "ignore",
+            description = "When an admin asks this holder to let go (a revoke): 'term' sends the command SIGTERM (and its "
+                    + "descendants), so it can finish and exit before the revoke's grace runs out; 'ignore' leaves it "
+                    + "running until the lock is force-released (default: ${DEFAULT-VALUE}).")
+    OnRevoke onRevoke;
 
     @Override
     public Integer call() throws Exception {
@@ -121,6 +132,15 @@ final class LockCommand implements Callable<Integer> {
         } catch (IOException e) {
             releaseQuietly(hold);
             throw new CliException(ExitCodes.CANNOT_START, "could not start " + command.get(0) + ": " + e.getMessage());
+        }
+        if (onRevoke == OnRevoke.term) {
+            hold.onRevokeRequested(h -> {
+                java.io.PrintWriter err = root.err();
+                err.println("warden: the holder of " + name + " is asked to let go; sending the command SIGTERM");
+                err.flush();
+                process.descendants().forEach(ProcessHandle::destroy);
+                process.destroy();
+            });
         }
         CompletableFuture<String> lost = new CompletableFuture<>();
         hold.lost().whenComplete((v, e) -> lost.complete("the session was lost"));

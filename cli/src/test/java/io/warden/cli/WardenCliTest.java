@@ -181,6 +181,29 @@ class WardenCliTest {
     }
 
     @Test
+    void lockWithOnRevokeTerm_sendsTheCommandSigterm_whenAskedToLetGo_andReleases() throws Exception {
+        Path started = tmp.resolve("started");
+        Path termed = tmp.resolve("termed");
+        CompletableFuture<Run> running = CompletableFuture.supplyAsync(() -> warden("lock", "jobs/revoked",
+                "--on-revoke=term", "--", "sh", "-c", "trap 'touch \"" + termed + "\"; exit 0' TERM; "
+                        + "echo $WARDEN_TOKEN > '" + started + "'; while true; do sleep 0.1; done"));
+        WardenFixture.await("the command runs", () -> Files.exists(started) && readQuietly(started).endsWith("\n"));
+        long token = Long.parseLong(readQuietly(started).trim());
+
+        HttpResponse<String> revoked = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/revoke"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"jobs/revoked\",\"token\":" + token
+                        + ",\"grace_ms\":600000,\"reason\":\"cli test\"}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(revoked.statusCode()).as(revoked.body()).isEqualTo(200);
+
+        Run run = running.get(20, TimeUnit.SECONDS);
+        assertThat(run.code()).as(run.err()).isZero(); // the command's own exit, from its TERM trap
+        assertThat(termed).exists();
+        assertThat(run.err()).contains("asked to let go");
+        assertThat(lock("jobs/revoked").path("mode").asText()).as("released when the command exited").isEqualTo("FREE");
+    }
+
+    @Test
     void lockReportsACommandThatCannotStart() throws Exception {
         Run run = warden("lock", "jobs/missing", "--", tmp.resolve("no-such-command").toString());
         assertThat(run.code()).isEqualTo(127);

@@ -108,6 +108,21 @@ public interface Hold extends AutoCloseable {
     CompletionStage<Void> lost();
 
     /**
+     * Calls {@code listener} with this hold, once, when the service asks this holder to let go (an admin's revoke,
+     * {@code POST /v1/revoke}): the hold is force-released if it still holds after the revoke's grace, so finish or
+     * abandon the work and {@link #release()} it. Over HTTP the request arrives on the session's own watch (the one
+     * that tells of a grant ended elsewhere); the listener runs on the client's event thread, or at once on the calling
+     * thread when the request came before the listener was added. Keep it short. Listeners of a hold that is released
+     * or lost first are never called. In direct mode, a Curator {@code Revoker} on the lock node is such a request.
+     *
+     * @return this hold
+     * @throws UnsupportedOperationException when this kind of hold cannot hear of revokes
+     */
+    default Hold onRevokeRequested(java.util.function.Consumer<? super Hold> listener) {
+        throw new UnsupportedOperationException(this + " cannot hear of revokes");
+    }
+
+    /**
      * Releases the lock; later calls do nothing. When the gateways (or, in direct mode, ZooKeeper) cannot be reached in
      * time, the release goes on in the background (retries are safe: the release names the token or the node) and
      * this method returns.

@@ -16,6 +16,9 @@ import java.util.concurrent.TimeUnit;
  * such a hold would stay {@link Hold#isValid() valid} (and {@link Hold#lost()} would never complete) while another
  * client held the lock.
  *
+ * <p>The same watch tells a hold that it is asked to let go: a REVOKE_REQUESTED event for its token
+ * ({@link HttpHold#revokeRequested}); such events are remembered like ends, for holds registered after them.
+ *
  * <p>While the session has holds, one watch of the session's own events runs ({@code GET /v1/watch?session_id=}, an
  * {@link SseWatch} that resumes without gaps on any gateway). A RELEASED, EXPIRED or CANCELLED event for a hold's
  * token ends that hold: it is lost unless this client released it. A RESYNC (sent instead of history a gateway no
@@ -60,6 +63,13 @@ final class HoldWatch implements AutoCloseable {
             return size() > REMEMBERED;
         }
     };
+    /** Requests of the session asked to let go, by {@link #key}; the oldest go first. */
+    private final Map<String, Boolean> revoked = new LinkedHashMap<>(16, 0.75f, false) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Boolean> eldest) {
+            return size() > REMEMBERED;
+        }
+    };
     /** The last RESYNC seen: its revision, the holds (by {@link #key}) it listed for this session, and the locks it showed the session waiting on. */
     private long resyncRevision = -1;
     private Set<String> resyncTokens = Set.of();
@@ -81,6 +91,7 @@ final class HoldWatch implements AutoCloseable {
     /** A new hold of the session: watched from now on; told at once if its end was seen already. */
     void add(HttpHold hold) {
         String why;
+        boolean revoke;
         synchronized (this) {
             if (closed) {
                 return;
@@ -94,9 +105,12 @@ final class HoldWatch implements AutoCloseable {
                 start(hold.tokenValue() - 1);
             }
             why = endedBefore(hold);
+            revoke = revoked.containsKey(key(hold.name(), hold.tokenValue()));
         }
         if (why != null) {
             hold.endedElsewhere(why);
+        } else if (revoke) {
+            hold.revokeRequested();
         }
     }
 
@@ -208,6 +222,7 @@ final class HoldWatch implements AutoCloseable {
     /** The watch's listener: on the watch's thread, one event at a time, in revision order. */
     private void onEvent(LockEvent e) {
         Map<HttpHold, String> over = new LinkedHashMap<>();
+        HttpHold asked = null;
         synchronized (this) {
             if (closed) {
                 return;
@@ -250,11 +265,21 @@ final class HoldWatch implements AutoCloseable {
                         }
                     }
                 }
+                case REVOKE_REQUESTED -> {
+                    if (e.token() != null && e.name() != null && sessionId.equals(e.sessionId())) {
+                        String key = key(e.name(), e.token());
+                        revoked.put(key, Boolean.TRUE);
+                        asked = holds.get(key);
+                    }
+                }
                 default -> {
                     // QUEUED, GRANTED: nothing ends
                 }
             }
         }
         over.forEach(HttpHold::endedElsewhere);
+        if (asked != null) {
+            asked.revokeRequested();
+        }
     }
 }

@@ -25,6 +25,8 @@ final class HttpHold implements Hold {
     private final LockCalls calls;
     private final AtomicBoolean released = new AtomicBoolean();
     private final CompletableFuture<Void> lostFuture = new CompletableFuture<>();
+    /** Completed (on the event thread) when the holder is asked to let go. */
+    private final CompletableFuture<Void> revokeFuture = new CompletableFuture<>();
     /** Null while not lost; then why, for good. */
     private volatile String lostWhy;
 
@@ -160,6 +162,26 @@ final class HttpHold implements Hold {
             log.log(System.Logger.Level.WARNING, "{0}: its grant ended elsewhere ({1})", this, why);
             calls.session().untrack(this);
         }
+    }
+
+    @Override
+    public Hold onRevokeRequested(java.util.function.Consumer<? super Hold> listener) {
+        java.util.Objects.requireNonNull(listener, "listener");
+        revokeFuture.thenRun(() -> {
+            if (!released.get() && lostWhy == null) {
+                listener.accept(this);
+            }
+        });
+        return this;
+    }
+
+    /** The session's watch saw a REVOKE_REQUESTED for this grant. */
+    void revokeRequested() {
+        if (released.get() || lostWhy != null || revokeFuture.isDone()) {
+            return;
+        }
+        log.log(System.Logger.Level.INFO, "{0}: asked to let go (revoke)", this);
+        calls.session().runEvent(() -> revokeFuture.complete(null));
     }
 
     /** Marks the hold lost (once) and completes {@link #lost()} on the event thread; true the first time. */

@@ -34,6 +34,11 @@ public record LockEvent(long revision, Type type, String name, String sessionId,
         CANCELLED,
         /** A holder's or waiter's session expired. */
         EXPIRED,
+        /**
+         * The holder is asked to let go (an admin's revoke): it is force-released if it still holds after the revoke's
+         * grace. Nothing changed yet.
+         */
+        REVOKE_REQUESTED,
         /** The state of the watched locks, in place of history that is gone; see {@link LockEvent#locks()}. */
         RESYNC
     }

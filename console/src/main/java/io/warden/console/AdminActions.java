@@ -21,6 +21,8 @@ import org.slf4j.LoggerFactory;
  * POST that does it:
  * <ul>
  *   <li>{@code /console/actions/force-release?name=&token=} releases one hold on behalf of its session;</li>
+ *   <li>{@code /console/actions/ask-release?name=&token=} asks the holder to let go within a grace, and force-releases it
+ *   after (a revoke);</li>
  *   <li>{@code /console/actions/expire-session?session=} expires a session now.</li>
  * </ul>
  * A POST needs an admin login and the CSRF token of that login (else 403, see {@link Auth#requireAdminPost}) and a
@@ -33,6 +35,9 @@ import org.slf4j.LoggerFactory;
 final class AdminActions {
     static final String FORCE_RELEASE = "FORCE_RELEASE";
     static final String EXPIRE_SESSION = "EXPIRE_SESSION";
+    static final String ASK_RELEASE = "ASK_RELEASE";
+    /** A revoke's reason is shown to the holder: the API's limit, shorter than the console's other reasons. */
+    static final int MAX_ASK_REASON = 256;
     private static final Pattern SESSION_ID = Pattern.compile("[A-Za-z0-9._:-]{1,128}");
     private static final Logger log = LoggerFactory.getLogger(AdminActions.class);
 
@@ -74,6 +79,52 @@ final class AdminActions {
         pages.await(ctx, () -> backend.forceRelease(name, token, audit),
                 result -> Pages.seeOther(ctx, Urls.lock(name) + flash(result)),
                 failure -> failed(ctx, "force-release of " + target, failure));
+    }
+
+    void confirmAsk(Context ctx) {
+        if (!adminOrLogin(ctx)) {
+            return;
+        }
+        String name = LockNames.require("name", Pages.param(ctx, "name"));
+        long token = token(Pages.param(ctx, "token"));
+        Page page = pages.page(ctx, "Ask to release " + name, "", name, false);
+        pages.await(ctx, () -> backend.lock(name), detail -> {
+            QueuedRequest hold = detail.flatMap(d -> d.lock().holders().stream()
+                    .filter(h -> h.token() == token).findFirst()).orElse(null);
+            pages.html(ctx, 200, "confirm", page, new ConfirmView("ask-release", name, token, hold, List.of(),
+                    null, null, "", null, pages.now()));
+        }, failure -> pages.html(ctx, 503, "confirm", page.withBanner("Cannot read " + name + ": "
+                + Pages.describe(failure)), null));
+    }
+
+    void ask(Context ctx) {
+        Viewer admin = auth.requireAdminPost(ctx);
+        String name = LockNames.require("name", form(ctx, "name"));
+        long token = token(form(ctx, "token"));
+        long graceMs = graceSeconds(form(ctx, "grace")) * 1000L;
+        String reason = reason(ctx.formParam("reason"));
+        if (reason.length() > MAX_ASK_REASON) {
+            throw new InvalidInput("reason", "is at most " + MAX_ASK_REASON + " characters when asking a holder to let go");
+        }
+        String target = name + "#" + token;
+        AuditEntry audit = new AuditEntry(pages.now(), admin.actor(), ASK_RELEASE, target, reason, ctx.ip(), null, null);
+        log.info("console: {} asks the holder of lock {} token {} to let go within {} ms, from {}: {}", admin.actor(), name,
+                token, graceMs, ctx.ip(), reason);
+        pages.await(ctx, () -> backend.askToRelease(name, token, graceMs, audit),
+                result -> Pages.seeOther(ctx, Urls.lock(name) + flash(result)),
+                failure -> failed(ctx, "asking the holder of " + target + " to let go", failure));
+    }
+
+    static long graceSeconds(String raw) {
+        try {
+            long s = Long.parseLong(raw.trim());
+            if (s >= 0 && s <= ConfirmView.MAX_GRACE_SECONDS) {
+                return s;
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new InvalidInput("grace", "must be a whole number of seconds from 0 to " + ConfirmView.MAX_GRACE_SECONDS);
     }
 
     void confirmExpire(Context ctx) {

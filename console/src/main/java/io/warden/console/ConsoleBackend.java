@@ -40,6 +40,15 @@ public interface ConsoleBackend {
     CompletableFuture<AdminResult> forceRelease(String name, long token, AuditEntry audit);
 
     /**
+     * Asks the holder of {@code token} on {@code name} to let go, and force-releases it if it still holds after
+     * {@code graceMs} (a revoke, as {@code POST /v1/revoke}); the request and its end are written to the audit log. A
+     * token that does not hold is a no-op reported as not done. The default cannot.
+     */
+    default CompletableFuture<AdminResult> askToRelease(String name, long token, long graceMs, AuditEntry audit) {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("this gateway cannot ask holders to let go"));
+    }
+
+    /**
      * Expires the session now, as if its TTL had run out (its holds are released, after its lock-delay if it has one;
      * its waits are cancelled; watchers see EXPIRED), and appends {@code audit} to the audit log.
      */

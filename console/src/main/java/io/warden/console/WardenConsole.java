@@ -94,6 +94,8 @@ public final class WardenConsole {
         post(cfg, "/console/logout", login::logout);
         get(cfg, "/console/actions/force-release", actions::confirmRelease);
         post(cfg, "/console/actions/force-release", actions::release);
+        get(cfg, "/console/actions/ask-release", actions::confirmAsk);
+        post(cfg, "/console/actions/ask-release", actions::ask);
         get(cfg, "/console/actions/expire-session", actions::confirmExpire);
         post(cfg, "/console/actions/expire-session", actions::expire);
         get(cfg, "/console/static/{file}", assets::serve);

@@ -324,6 +324,38 @@ class ConsoleRoutesTest {
     }
 
     @Test
+    void askToRelease_confirmThenPost_withAGraceAndAReason() throws Exception {
+        start(TOKEN);
+        String cookie = login("jane");
+        String lockPage = get("/console/locks/payments/invoice-42", cookie).body();
+        assertThat(lockPage).contains("class=\"ask-release").contains("class=\"force-release");
+
+        HttpResponse<String> confirm = get("/console/actions/ask-release?name=payments/invoice-42&token=16", cookie);
+        assertThat(confirm.statusCode()).isEqualTo(200);
+        assertThat(confirm.body()).contains("id=\"confirm\"").contains("name=\"grace\"").contains("name=\"reason\"");
+        String csrf = csrfOf(confirm.body());
+
+        assertThat(post("/console/actions/ask-release", form("name", "payments/invoice-42", "token", "16",
+                "grace", "-1", "reason", "x", "csrf", csrf), cookie).statusCode()).isEqualTo(400);
+        assertThat(post("/console/actions/ask-release", form("name", "payments/invoice-42", "token", "16",
+                "grace", "601", "reason", "x", "csrf", csrf), cookie).statusCode()).isEqualTo(400);
+        assertThat(post("/console/actions/ask-release", form("name", "payments/invoice-42", "token", "16",
+                "grace", "30", "reason", "x".repeat(257), "csrf", csrf), cookie).statusCode()).isEqualTo(400);
+        assertThat(backend.asked).isEmpty();
+
+        HttpResponse<String> done = post("/console/actions/ask-release", form("name", "payments/invoice-42",
+                "token", "16", "grace", "45", "reason", "disk swap at 14:00", "csrf", csrf), cookie);
+        assertThat(done.statusCode()).isEqualTo(303);
+        assertThat(done.headers().firstValue("Location").orElseThrow()).startsWith("/console/locks/payments/invoice-42?done=");
+        assertThat(backend.asked).containsExactly(45_000L);
+        assertThat(backend.audit).singleElement().satisfies(a -> {
+            assertThat(a.action()).isEqualTo("ASK_RELEASE");
+            assertThat(a.target()).isEqualTo("payments/invoice-42#16");
+            assertThat(a.reason()).isEqualTo("disk swap at 14:00");
+        });
+    }
+
+    @Test
     void aForgedFlash_isNotShown() throws Exception {
         start(TOKEN);
         assertThat(get("/console/locks/payments/invoice-42?done=done:+everything+is+fine&sig=abc").body())

@@ -67,6 +67,17 @@ public final class FakeBackend implements ConsoleBackend {
         return CompletableFuture.completedFuture(result);
     }
 
+    /** Grace of each ask-to-release, in the order asked. */
+    public final List<Long> asked = new java.util.concurrent.CopyOnWriteArrayList<>();
+
+    @Override
+    public CompletableFuture<AdminResult> askToRelease(String name, long token, long graceMs, AuditEntry entry) {
+        asked.add(graceMs);
+        audit.add(0, entry.withOutcome("gw-1", "done"));
+        return CompletableFuture.completedFuture(new AdminResult(true, "asked the holder of " + name + " token " + token
+                + " to let go within " + graceMs + " ms"));
+    }
+
     @Override
     public CompletableFuture<AdminResult> expireSession(String sessionId, AuditEntry entry) {
         audit.add(0, entry.withOutcome("gw-1", "done"));

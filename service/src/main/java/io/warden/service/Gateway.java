@@ -10,6 +10,7 @@ import io.warden.service.cell.CellGuard;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.console.ConsoleBridge;
 import io.warden.service.http.HttpApi;
+import io.warden.service.lock.Revocations;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
 import io.warden.service.metrics.ProcessMetrics;
@@ -84,6 +85,9 @@ public final class Gateway implements AutoCloseable {
     private final ProcessMetrics processMetrics;
     private final WatchHub watches;
     private final ConsoleBridge console;
+    private final Revocations revocations;
+    /** The hub's whole-cell events for the revocations and the keepalive sockets; set in begin(). */
+    private volatile io.warden.service.watch.WatchSource.Subscription revocationEvents;
     private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile boolean draining;
     private volatile Clock.Cancellable adoptionTimer;
@@ -134,7 +138,8 @@ public final class Gateway implements AutoCloseable {
                 config.maxSessionsPerPrincipal(), SessionManager.vouchBound(config.zkSessionTimeout()), rules.expiry());
         sessions.guardedBy(cell.tokens(), cell::serving);
         this.lister = new LockLister(zk, engine, clock);
-        this.warden = new WardenService(engine, sessions, lister, this::ready, cell::whenServing, cell::refusal);
+        WardenService service = new WardenService(engine, sessions, lister, this::ready, cell::whenServing, cell::refusal);
+        this.warden = service;
         this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
         this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
@@ -167,6 +172,10 @@ public final class Gateway implements AutoCloseable {
                 .tag("pool", "sessions").description("watches of single sessions served (max-sessions-per-gateway)").register(registry);
         this.console = new ConsoleBridge(zk, warden, lister, sessions, clock, java.time.Clock.systemUTC(), gatewayId,
                 config.zkConnect(), zkSecurity.probeSockets(), leader::hasLeadership);
+        // Revokes: audited in the console's log, forced through the service's release (guarded like a client's).
+        this.revocations = new Revocations(zk, clock, engine.reader(), gatewayId, Revocations.DEFAULT_POLL,
+                Revocations.DEFAULT_MAX_PENDING, console::auditRevocation, warden::release, cell::serving);
+        service.useRevocations(revocations);
         this.authenticator = config.authFile() == null ? Authenticator.open() : Authenticator.fromFile(config.authFile());
         Authenticator principals = this.authenticator;
         io.warden.console.ConsolePrincipals consolePrincipals = !principals.enabled() ? null
@@ -252,7 +261,7 @@ public final class Gateway implements AutoCloseable {
                 throw new IllegalStateException("cannot reach ZooKeeper at " + config.zkConnect() + " within " + waitMs + " ms");
             }
             for (String path : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY,
-                    CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.PROBE, CellPaths.TOKEN_FLOOR}) {
+                    CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.PROBE, CellPaths.TOKEN_FLOOR, CellPaths.REVOCATIONS}) {
                 try {
                     client.create().creatingParentsIfNeeded().forPath(path);
                 } catch (KeeperException.NodeExistsException ignored) {
@@ -292,6 +301,9 @@ public final class Gateway implements AutoCloseable {
             });
             watches.start();
             console.start(watches);
+            revocationEvents = watches.subscribeOwn(io.warden.service.watch.WatchFilter.everything(),
+                    new RevocationEvents(revocations, http));
+            revocations.start();
             if (cell.serving() && !watches.awaitReady(Duration.ofMillis(waitMs))) {
                 log.warn("gateway {}: the watch mirror of /locks is not ready after {} ms; watches wait for it", gatewayId, waitMs);
             }
@@ -364,7 +376,8 @@ public final class Gateway implements AutoCloseable {
         }
         java.util.List<String> paths = new ArrayList<>();
         for (String top : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY,
-                CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.LEADER, CellPaths.CELL, CellPaths.PROBE, CellPaths.TOKEN_FLOOR}) {
+                CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.LEADER, CellPaths.CELL, CellPaths.PROBE, CellPaths.TOKEN_FLOOR,
+                CellPaths.REVOCATIONS}) {
             paths.add(top);
         }
         for (String parent : new String[]{CellPaths.SESSIONS, CellPaths.LOCK_DELAY}) {
@@ -588,6 +601,11 @@ public final class Gateway implements AutoCloseable {
         return engine.pendingCount();
     }
 
+    /** The revocations this gateway runs or would take over (tests). */
+    public Revocations revocations() {
+        return revocations;
+    }
+
     /** The watches this gateway serves ({@code GET /v1/watch}). */
     public WatchHub watches() {
         return watches;
@@ -653,6 +671,11 @@ public final class Gateway implements AutoCloseable {
             }
         }
         sessions.stop();
+        revocations.close();
+        io.warden.service.watch.WatchSource.Subscription events = revocationEvents;
+        if (events != null) {
+            events.cancel();
+        }
         console.close();
         watches.close();
         quietly(cell::close); // writes the high-water mark a last time

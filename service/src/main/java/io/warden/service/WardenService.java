@@ -38,6 +38,9 @@ final class WardenService implements Warden {
     private final BooleanSupplier ready;
     private final Supplier<CompletableFuture<Void>> cell;
     private final Supplier<String> notReady;
+    /** Set once the gateway has built its revocations (they release through this service). */
+    private final java.util.concurrent.atomic.AtomicReference<io.warden.service.lock.Revocations> revocations =
+            new java.util.concurrent.atomic.AtomicReference<>();
 
     WardenService(LockEngine engine, SessionManager sessions, LockLister lister, BooleanSupplier ready,
                   Supplier<CompletableFuture<Void>> cell, Supplier<String> notReady) {
@@ -47,6 +50,11 @@ final class WardenService implements Warden {
         this.ready = ready;
         this.cell = cell;
         this.notReady = notReady;
+    }
+
+    /** The revocations {@link #revoke} hands requests to; set once, before the gateway serves. */
+    void useRevocations(io.warden.service.lock.Revocations r) {
+        revocations.set(r);
     }
 
     @Override
@@ -96,6 +104,21 @@ final class WardenService implements Warden {
                 throw WardenException.invalid("token", "must be a positive fencing token, got " + token);
             }
             return engine.release(sessionId, name, token);
+        });
+    }
+
+    @Override
+    public CompletableFuture<io.warden.service.api.RevokeResult> revoke(LockName name, long token, long graceMs, String reason,
+                                                                       String by) {
+        return guard(() -> {
+            if (token <= 0) {
+                throw WardenException.invalid("token", "must be a positive fencing token, got " + token);
+            }
+            if (graceMs < 0 || graceMs > io.warden.service.api.RevokeResult.MAX_GRACE_MS) {
+                throw WardenException.invalid("grace_ms", "must be between 0 and "
+                        + io.warden.service.api.RevokeResult.MAX_GRACE_MS + ", got " + graceMs);
+            }
+            return revocations.get().revoke(name, token, graceMs, reason, by);
         });
     }
 

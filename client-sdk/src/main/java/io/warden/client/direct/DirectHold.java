@@ -142,6 +142,31 @@ final class DirectHold implements Hold {
         release();
     }
 
+    /** Completed when someone asks this holder to let go (Curator's {@code Revoker} wrote {@code __REVOKE__}). */
+    private final CompletableFuture<Void> revokeFuture = new CompletableFuture<>();
+
+    /**
+     * Calls {@code listener} once when the lock node's data is set to {@code __REVOKE__} (Curator's {@code Revoker},
+     * or a gateway's revoke of this hold): on Curator's event thread, or at once when that happened before.
+     */
+    @Override
+    public Hold onRevokeRequested(java.util.function.Consumer<? super Hold> listener) {
+        java.util.Objects.requireNonNull(listener, "listener");
+        revokeFuture.thenRun(() -> {
+            if (!released.get() && lostWhy.get() == null) {
+                listener.accept(this);
+            }
+        });
+        return this;
+    }
+
+    void revokeRequested() {
+        if (!released.get() && lostWhy.get() == null && !revokeFuture.isDone()) {
+            log.log(System.Logger.Level.INFO, "{0}: asked to let go (revoke)", this);
+            revokeFuture.complete(null);
+        }
+    }
+
     void markLost(String why) {
         if (lostWhy.compareAndSet(null, why)) {
             lostFuture.complete(null);

@@ -283,8 +283,11 @@ public final class DirectLocks implements AutoCloseable {
         }
         // The watch is set only now that the hold is in `holds`, so its event always finds the hold.
         try {
-            if (client.checkExists().usingWatcher((CuratorWatcher) event -> nodeEvent(event, path)).forPath(path) == null) {
+            Stat watched = client.checkExists().usingWatcher((CuratorWatcher) event -> nodeEvent(event, path)).forPath(path);
+            if (watched == null) {
                 hold.markLost("its lock node " + path + " was deleted right after the grant");
+            } else if (watched.getVersion() > 0) {
+                readRevoke(path, false); // asked to let go before the watch was set
             }
         } catch (Exception e) {
             log.log(System.Logger.Level.WARNING, "could not watch the node {0} of lock ''{1}'' (token {2}): {3}",
@@ -325,12 +328,49 @@ public final class DirectLocks implements AutoCloseable {
         }
     }
 
+    /** What Curator's {@code Revoker} writes on a lock node to ask its holder to let go. */
+    static final byte[] REVOKE = "__REVOKE__".getBytes(StandardCharsets.UTF_8);
+
+    /**
+     * Reads the node's data in the background, with a new watch when {@code rewatch} (the one that fired is spent),
+     * and tells the hold when it asks for revocation. A node gone meanwhile is a deletion.
+     */
+    private void readRevoke(String path, boolean rewatch) {
+        try {
+            var read = client.getData();
+            (rewatch ? read.usingWatcher((CuratorWatcher) e -> nodeEvent(e, path)) : read).inBackground((c, e) -> {
+                if (e.getResultCode() == KeeperException.Code.NONODE.intValue()) {
+                    nodeDeleted(path);
+                } else if (e.getResultCode() == KeeperException.Code.OK.intValue()
+                        && java.util.Arrays.equals(e.getData(), REVOKE)) {
+                    DirectHold hold = holds.get(path);
+                    if (hold != null) {
+                        hold.revokeRequested();
+                    }
+                }
+            }).forPath(path);
+        } catch (Exception e) {
+            log.log(System.Logger.Level.WARNING, "could not read the lock node {0} after its data changed: {1}", path,
+                    e.toString());
+        }
+    }
+
     private void nodeEvent(WatchedEvent event, String path) {
-        // Connection events (type None) reach every watch; they are handled by stateChanged. Only deletion matters:
-        // lock nodes never change their data.
+        // Connection events (type None) reach every watch; they are handled by stateChanged. A data change is a request
+        // to let go (Curator's Revoker: the node's data set to __REVOKE__); it spends the watch, so it is set again.
+        if (event.getType() == Watcher.Event.EventType.NodeDataChanged) {
+            if (holds.containsKey(path)) {
+                readRevoke(path, true);
+            }
+            return;
+        }
         if (event.getType() != Watcher.Event.EventType.NodeDeleted) {
             return;
         }
+        nodeDeleted(path);
+    }
+
+    private void nodeDeleted(String path) {
         DirectHold hold = holds.remove(path);
         if (hold != null) {
             log.log(System.Logger.Level.WARNING, "{0}: its lock node was deleted by someone else", hold);

@@ -80,6 +80,23 @@ class DirectLocksTest {
     }
 
     @Test
+    void curatorRevoker_onTheHoldsNode_callsOnRevokeRequested_andADeletionAfterIsStillNoticed() throws Exception {
+        Hold hold = aliceLocks.lock(NAME).acquire(WAIT);
+        java.util.concurrent.CompletableFuture<Hold> asked = new java.util.concurrent.CompletableFuture<>();
+        hold.onRevokeRequested(asked::complete);
+        String path = ((DirectHold) hold).path();
+
+        org.apache.curator.framework.recipes.locks.Revoker.attemptRevoke(fx.curator, path);
+
+        assertThat(asked.get(10, TimeUnit.SECONDS)).isSameAs(hold);
+        assertThat(hold.isValid()).as("asked, not taken").isTrue();
+        // The data change spent the node's watch; it was set again, so a deletion is still seen.
+        fx.curator.delete().forPath(path);
+        hold.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
+        assertThat(hold.isValid()).isFalse();
+    }
+
+    @Test
     void of_chroot_putsLocksUnderThatChroot() throws Exception {
         try (DirectLocks other = DirectLocks.of(alice, "/cells/blue");
              Hold hold = other.lock(NAME).acquire(WAIT)) {

@@ -68,6 +68,22 @@ class MixedModeTest {
     }
 
     @Test
+    void gatewayRevoke_ofADirectHolder_asksItThroughCuratorsProtocol_andNeverForcesIt() throws Exception {
+        Hold held = direct.lock(NAME).acquire(WAIT);
+        java.util.concurrent.CompletableFuture<Hold> asked = new java.util.concurrent.CompletableFuture<>();
+        held.onRevokeRequested(asked::complete);
+
+        var result = gateway.warden().revoke(io.warden.service.api.LockName.parse(NAME), held.token(), 0, "move it",
+                "admin").get(10, TimeUnit.SECONDS);
+
+        assertThat(result.sessionId()).isNull();
+        assertThat(asked.get(10, TimeUnit.SECONDS)).isSameAs(held);
+        WardenFixture.await("the revocation is finished", () -> gateway.revocations().pendingCount() == 0);
+        assertThat(held.isValid()).as("a plain Curator client's hold is never forced").isTrue();
+        held.release();
+    }
+
+    @Test
     void directHolder_blocksHttpAcquire_untilReleased() throws Exception {
         Hold held = direct.lock(NAME).acquire(WAIT);
         assertThat(http.lock(NAME).tryAcquire()).isEmpty();

@@ -28,7 +28,16 @@ public record ConfirmView(String action, String lock, long token, QueuedRequest 
         reason = reason == null ? "" : reason;
     }
 
+    /** The grace offered by default when asking a holder to let go, in seconds. */
+    public static final int DEFAULT_GRACE_SECONDS = 30;
+    /** The longest grace the console offers (the API's maximum), in seconds. */
+    public static final int MAX_GRACE_SECONDS = 600;
+
     public boolean forceRelease() {
         return "force-release".equals(action);
+    }
+
+    public boolean askRelease() {
+        return "ask-release".equals(action);
     }
 }

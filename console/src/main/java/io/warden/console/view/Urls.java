@@ -50,6 +50,10 @@ public final class Urls {
         return ROOT + "/actions/force-release" + query("name", lock, "token", Long.toString(token));
     }
 
+    public static String askRelease(String lock, long token) {
+        return ROOT + "/actions/ask-release" + query("name", lock, "token", Long.toString(token));
+    }
+
     public static String expireSession(String sessionId) {
         return ROOT + "/actions/expire-session" + query("session", sessionId);
     }

@@ -54,6 +54,16 @@ public interface Warden {
     CompletableFuture<LockView> lock(LockName name);
 
     /**
+     * Asks the holder of {@code token} on {@code name} to let go (a REVOKE_REQUESTED event, recorded in ZooKeeper with
+     * the hold) and force-releases the hold if it still holds after {@code graceMs}, as a release by its token (no
+     * lock-delay). {@code by} is the principal asking, for the audit log. INVALID_ARGUMENT naming {@code token} when the
+     * token does not hold the lock; a repeat of a pending request changes nothing. The default serves no revokes.
+     */
+    default CompletableFuture<RevokeResult> revoke(LockName name, long token, long graceMs, String reason, String by) {
+        return CompletableFuture.failedFuture(WardenException.unavailable("this gateway serves no revokes", null));
+    }
+
+    /**
      * The TIMED_OUT answer a try-lock of {@code mode} on {@code name} would get now (a conflicting holder, or a request
      * queued ahead), from a linearizable read and without a write; empty when the try may be granted.
      */

@@ -269,6 +269,35 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
         }).handle((result, err) -> audited(entry, result, err)).thenCompose(f -> f);
     }
 
+    /**
+     * A revoke ({@link Warden#revoke}) on behalf of the console's admin. The revocation writes its own audit entries
+     * (the request, its end); a request refused here (a token that does not hold, bad input) is audited as the
+     * console's no-op or failure.
+     */
+    @Override
+    public CompletableFuture<AdminResult> askToRelease(String name, long token, long graceMs, AuditEntry entry) {
+        LockName parsed;
+        try {
+            parsed = LockName.parse("name", name);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return warden.revoke(parsed, token, graceMs, entry.reason(), entry.actor()).handle((r, err) -> {
+            if (err == null) {
+                return CompletableFuture.completedFuture(r.repeated()
+                        ? new AdminResult(false, "the holder of " + name + " token " + token + " was already asked to let go "
+                        + "(grace " + r.graceMs() + " ms, reason \"" + r.reason() + "\"): nothing changed")
+                        : new AdminResult(true, "asked the holder of " + name + " token " + token + " to let go within "
+                        + graceMs + " ms" + (r.sessionId() == null ? " (a plain Curator client: it is not forced)"
+                        : "; it is force-released if it still holds then")));
+            }
+            if (Zk.unwrap(err) instanceof WardenException.InvalidArgumentException invalid) {
+                return audited(entry, new AdminResult(false, invalid.getMessage()), null);
+            }
+            return audited(entry, null, err);
+        }).thenCompose(f -> f);
+    }
+
     @Override
     public CompletableFuture<AdminResult> expireSession(String sessionId, AuditEntry entry) {
         return sessions.expireNow(sessionId).thenApply(expired -> expired
@@ -283,6 +312,21 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
                     throw Zk.translate(err);
                 })
                 .handle((result, err) -> audited(entry, result, err)).thenCompose(f -> f);
+    }
+
+    /**
+     * Appends an entry for a step of a revocation ({@code POST /v1/revoke} and its grace timer) to the cell's audit log;
+     * a failure to store it is logged (the {@code warden.audit} line is written either way).
+     */
+    public void auditRevocation(String action, String target, String reason, String by, String outcome) {
+        AuditEntry e = new AuditEntry(wallClock.instant(), by == null ? "open" : by, action, target,
+                reason == null ? "" : reason, "api", gatewayId, outcome);
+        audit.append(e).whenComplete((v, err) -> {
+            if (err != null) {
+                log.warn("{} on {} carried out but not stored in the audit log (logged only): {}", action, target,
+                        Zk.unwrap(err).toString());
+            }
+        });
     }
 
     /** Writes the audit entry with the outcome, then answers with the result (or the failure). */

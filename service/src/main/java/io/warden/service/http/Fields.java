@@ -41,12 +41,22 @@ final class Fields {
     }
 
     static String clientId(String field, String value) {
+        return text(field, value, MAX_CLIENT_ID);
+    }
+
+    /** A revoke's reason: shown to the holder and in the audit log, so held to the rules of a client id. */
+    static String reason(String field, String value) {
+        return text(field, value, io.warden.service.api.RevokeResult.MAX_REASON);
+    }
+
+    /** Text a person reads (console, logs): non-empty, at most {@code max} characters, nothing invisible. */
+    private static String text(String field, String value, int max) {
         if (value.isEmpty()) {
             throw WardenException.invalid(field, "must not be empty");
         }
         int length = value.codePointCount(0, value.length());
-        if (length > MAX_CLIENT_ID) {
-            throw WardenException.invalid(field, "is at most " + MAX_CLIENT_ID + " characters, got " + length);
+        if (length > max) {
+            throw WardenException.invalid(field, "is at most " + max + " characters, got " + length);
         }
         if (value.codePoints().anyMatch(cp -> Character.isISOControl(cp) || Character.getType(cp) == Character.SURROGATE)) {
             throw WardenException.invalid(field, "must be text without control characters or unpaired surrogates");

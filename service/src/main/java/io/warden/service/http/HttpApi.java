@@ -178,6 +178,17 @@ public final class HttpApi {
         }
     }
 
+    /**
+     * The holder {@code sessionId} of {@code token} on {@code name} is asked to let go: its keepalive sockets on this
+     * gateway that asked for events get a frame saying so ({@link KeepaliveSockets#revokeRequested}). Any thread.
+     */
+    public void revokeRequested(String sessionId, String name, long token, long revision) {
+        KeepaliveSockets k = keepaliveSockets;
+        if (k != null) {
+            k.revokeRequested(sessionId, name, token, revision);
+        }
+    }
+
     /** Open watch streams and keepalive sockets (tests). */
     int openStreams() {
         WatchRoutes w = watchRoutes;
@@ -375,6 +386,7 @@ public final class HttpApi {
         route(cfg, HandlerType.DELETE, "/v1/sessions/{session_id}", v1::closeSession);
         route(cfg, HandlerType.POST, "/v1/acquire", v1::acquire);
         route(cfg, HandlerType.POST, "/v1/release", v1::release);
+        route(cfg, HandlerType.POST, "/v1/revoke", v1::revoke);
         route(cfg, HandlerType.GET, "/v1/locks", v1::locks);
         route(cfg, HandlerType.GET, LockRoutes.LOCKS_PREFIX + "<name>", v1::lock);
         route(cfg, HandlerType.GET, "/v1/check", v1::check);

@@ -31,6 +31,12 @@ import java.util.function.BooleanSupplier;
  * A 503 from the engine (no ZooKeeper, or this gateway lost its ZooKeeper session) is a frame
  * {@code {"error":"UNAVAILABLE","detail":...}} and the socket stays open: the client may keep trying or fail over.
  *
+ * <p>Events: a socket opened with {@code ?events=revoke} also gets, unasked, one frame
+ * {@code {"event":"REVOKE_REQUESTED","name":...,"token":...,"revision":...}} when a hold of its session is asked to let
+ * go ({@code POST /v1/revoke}). Only when asked: a client that knows only heartbeat replies would take such a frame for
+ * an error. The frame counts against the backlog like a reply; finding the session's sockets walks the open sockets
+ * (revokes are rare admin actions).
+ *
  * <p>Concurrency: Jetty calls the handlers on its own threads; replies may be sent from engine threads (Jetty's
  * {@code sendText} is asynchronous and thread-safe). Per socket, heartbeats are answered in order: each waits for the
  * one before ({@link Socket#tail}, guarded by the socket). No thread is held per socket.
@@ -99,7 +105,12 @@ final class KeepaliveSockets {
                 ctx.closeSession(CLOSE_UNAUTHENTICATED, "unauthenticated: " + e.getMessage());
                 return;
             }
-            Socket socket = new Socket(ctx, sessionId);
+            String events = ctx.queryParam("events");
+            if (events != null && !events.equals("revoke")) {
+                ctx.closeSession(CLOSE_INVALID, "events: the only events a keepalive socket sends are 'revoke'");
+                return;
+            }
+            Socket socket = new Socket(ctx, sessionId, events != null);
             sockets.put(ctx.sessionId(), socket);
             // Heartbeats wait behind the check (the socket's tail); a refusal closes the socket before any is answered.
             CompletableFuture<Void> check = access.session(caller, sessionId, null, "keep alive session over WebSocket").handle((v, err) -> {
@@ -115,6 +126,7 @@ final class KeepaliveSockets {
                     }
                     throw new java.util.concurrent.CompletionException(cause);
                 }
+                socket.allowed = true;
                 return null;
             });
             synchronized (socket) {
@@ -166,6 +178,20 @@ final class KeepaliveSockets {
             }
             return null;
         });
+    }
+
+    /** Sends the REVOKE_REQUESTED frame to the session's sockets that asked for events. */
+    void revokeRequested(String sessionId, String name, long token, long revision) {
+        Map<String, Object> frame = Map.of("event", "REVOKE_REQUESTED", "name", name, "token", token, "revision", revision);
+        for (Socket s : sockets.values()) {
+            if (s.events && s.allowed && s.sessionId.equals(sessionId)) {
+                try {
+                    send(s, frame);
+                } catch (RuntimeException e) {
+                    log.debug("keepalive socket of session {}: could not send a revoke: {}", sessionId, e.toString());
+                }
+            }
+        }
     }
 
     /** Hands one frame to Jetty unless the socket's backlog is full, which closes it with 1008 instead. */
@@ -249,13 +275,18 @@ final class KeepaliveSockets {
     private static final class Socket {
         final WsContext ctx;
         final String sessionId;
+        /** Whether the client asked for event frames ({@code ?events=revoke}). */
+        final boolean events;
+        /** Set once the caller was found allowed to use the session: no event goes out before. */
+        volatile boolean allowed;
         CompletableFuture<Void> tail = CompletableFuture.completedFuture(null);
         int inFlight;
         int backlog;
 
-        Socket(WsContext ctx, String sessionId) {
+        Socket(WsContext ctx, String sessionId, boolean events) {
             this.ctx = ctx;
             this.sessionId = sessionId;
+            this.events = events;
         }
     }
 }

@@ -90,6 +90,16 @@ final class LockRoutes {
         }
     }
 
+    /** An admin of the name's namespace asks a holder to let go; validated whole before anything is read. */
+    void revoke(Context ctx) {
+        requests.noQuery(exchange.query(ctx));
+        Requests.Revoke r = requests.revoke(exchange.body(ctx));
+        Caller caller = Access.caller(ctx);
+        access.need(caller, r.name().namespace(), Role.ADMIN, "revoke a hold on " + r.name());
+        exchange.reply(ctx, () -> warden.revoke(r.name(), r.token(), r.graceMs(), r.reason(), caller.label()),
+                Replies.Revoked::of);
+    }
+
     void lock(Context ctx) {
         LockName name = Fields.lockName("name", exchange.pathRest(ctx, LOCKS_PREFIX, "name"));
         requests.noQuery(exchange.query(ctx));

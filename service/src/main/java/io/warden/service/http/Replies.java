@@ -115,6 +115,14 @@ final class Replies {
     record Released(boolean released) {
     }
 
+    /** {@code session_id} is null for a plain Curator client's hold. */
+    record Revoked(String name, long token, @JsonInclude(JsonInclude.Include.ALWAYS) String sessionId, long graceMs,
+                   String reason, boolean repeated, Long revision) {
+        static Revoked of(io.warden.service.api.RevokeResult r) {
+            return new Revoked(r.name(), r.token(), r.sessionId(), r.graceMs(), r.reason(), r.repeated(), rev(r.revision()));
+        }
+    }
+
     /** {@code permits}: a semaphore's, left out for a lock. */
     record Lock(String name, LockView.LockMode mode, Integer permits, List<HolderReply> holders, List<WaiterReply> waiters,
                 Long revision) {

@@ -35,6 +35,9 @@ final class Requests {
     record Release(String sessionId, LockName name, Long token, String requestId) {
     }
 
+    record Revoke(LockName name, long token, long graceMs, String reason) {
+    }
+
     record ListLocks(String namespace, String prefix, int limit, String after) {
     }
 
@@ -98,6 +101,16 @@ final class Requests {
                     "give exactly one of token (release a hold) or request_id (cancel a queued request)");
         }
         return new Release(sessionId, name, token, requestId);
+    }
+
+    /** Every field is required: a revoke says what it asks of whom, how soon, and why (for the holder and the audit log). */
+    Revoke revoke(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body, Set.of("name", "token", "grace_ms", "reason"));
+        LockName name = Fields.lockName("name", b.requiredString("name"));
+        long token = b.requiredLong("token", 1, Long.MAX_VALUE);
+        long graceMs = b.requiredLong("grace_ms", 0, io.warden.service.api.RevokeResult.MAX_GRACE_MS);
+        String reason = Fields.reason("reason", b.requiredString("reason"));
+        return new Revoke(name, token, graceMs, reason);
     }
 
     ListLocks listLocks(Map<String, List<String>> query) {

@@ -89,6 +89,26 @@ public final class LockReader {
     }
 
     /**
+     * Linearizable: the node of the holder whose token is {@code token}, or null when no holder of the lock has it
+     * (released, expired, still waiting, or never made). Reads the holders' infos only (the cache answers most): the
+     * cost does not grow with the waiters.
+     */
+    CompletableFuture<NodeInfo> holder(LockName name, long token) {
+        String lockPath = CellPaths.lock(name);
+        return syncedQueue(lockPath, "its holds cannot be found").thenCompose(cs -> {
+            LockQueue q = LockQueue.of(cs.children());
+            return infos(lockPath, q.holders()).thenApply(infos -> {
+                for (NodeInfo info : infos) {
+                    if (info != null && info.token() == token) {
+                        return info;
+                    }
+                }
+                return null;
+            });
+        });
+    }
+
+    /**
      * {@code sync}, then the lock's children: a read that reflects every write committed before the call. A lock node
      * that does not exist reads as an empty queue (with a null stat); one too large to list fails (what: what cannot
      * be done).

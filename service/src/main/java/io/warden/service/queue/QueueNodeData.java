@@ -4,10 +4,29 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import io.warden.service.api.Mode;
 
 /**
- * The data of a Warden queue node: who asked, for what. Written once at creation; never changed. {@code principal} is
- * the owner of the session (null in open mode), so listings can show other principals' holders by principal without
- * a read of each session.
+ * The data of a Warden queue node: who asked, for what. Written at creation; changed at most once after, by a revoke
+ * ({@code POST /v1/revoke}), which writes the same fields with {@link #revoke} set, so that the request to let go is
+ * kept with the hold it names (a gateway that fails over reads it there). {@code principal} is the owner of the session
+ * (null in open mode), so listings can show other principals' holders by principal without a read of each session.
+ * The fields that say who asked for what never change: a reader that cached them stays right.
  */
 public record QueueNodeData(String sessionId, String clientId, String requestId, Mode mode,
-                            @JsonInclude(JsonInclude.Include.NON_NULL) String principal) {
+                            @JsonInclude(JsonInclude.Include.NON_NULL) String principal,
+                            @JsonInclude(JsonInclude.Include.NON_NULL) RevokeNote revoke) {
+    public QueueNodeData(String sessionId, String clientId, String requestId, Mode mode, String principal) {
+        this(sessionId, clientId, requestId, mode, principal, null);
+    }
+
+    /** The same request, asked to let go. */
+    public QueueNodeData withRevoke(RevokeNote note) {
+        return new QueueNodeData(sessionId, clientId, requestId, mode, principal, note);
+    }
+
+    /**
+     * A request to the holder to let go: within {@code graceMs} of the request it is force-released. {@code by} is the
+     * principal that asked ({@code "open"} in open mode), {@code gateway} the gateway that took the request (it runs the
+     * grace timer while it lives).
+     */
+    public record RevokeNote(long graceMs, String reason, String by, String gateway) {
+    }
 }

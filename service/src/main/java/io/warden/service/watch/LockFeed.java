@@ -421,7 +421,11 @@ final class LockFeed {
         boolean created = type == Watcher.Event.EventType.NodeCreated;
         boolean deleted = type == Watcher.Event.EventType.NodeDeleted;
         if (path.startsWith(LOCKS_PREFIX)) {
-            // Parsed on the hub's thread (take): this thread also runs every Curator callback of the gateway.
+            // Parsed on the hub's thread (take): this thread also runs every Curator callback of the gateway. A queue
+            // node's data changes only when its holder is asked to let go (a revoke, or Curator's Revoker).
+            if (type == Watcher.Event.EventType.NodeDataChanged) {
+                return new Note(Kind.QUEUE_CHANGED, zxid, path, null);
+            }
             return created || deleted ? new Note(created ? Kind.QUEUE_CREATED : Kind.QUEUE_DELETED, zxid, path, null) : null;
         }
         if (path.equals(CellPaths.LOCKS)) {
@@ -453,7 +457,7 @@ final class LockFeed {
         return null;
     }
 
-    private enum Kind { QUEUE_CREATED, QUEUE_DELETED, REQUEST_RECORD, CLIENT_NOTE, EXPIRY_MARKER, LOCK_DELAY_CREATED,
+    private enum Kind { QUEUE_CREATED, QUEUE_DELETED, QUEUE_CHANGED, REQUEST_RECORD, CLIENT_NOTE, EXPIRY_MARKER, LOCK_DELAY_CREATED,
         LOCK_DELAY_DELETED, BARRIER }
 
     /**
@@ -497,6 +501,15 @@ final class LockFeed {
                     if (lock != null) {
                         t.lockNodesDeleted.add(lock.toString());
                     }
+                }
+            }
+            case QUEUE_CHANGED -> {
+                String path = note.a;
+                int slash = path.lastIndexOf('/');
+                QueueEntry entry = QueueEntry.parse(path.substring(slash + 1)).orElse(null);
+                LockName name = entry == null ? null : CellPaths.lockName(path.substring(0, slash));
+                if (name != null) {
+                    t.queueNodeChanged(name.toString(), entry);
                 }
             }
             case REQUEST_RECORD -> t.sessionsByRequest.put((String) note.b, note.a);

@@ -265,7 +265,7 @@ final class LockMirror {
                 String client = session == null ? null : t.clientsByRequest.get(entry.id());
                 created.add(new MirroredLock.Node(entry, token(t.zxid), session, client));
             }
-            List<WatchEvent> lockEvents = lock.apply(t.zxid, created, change.deleted(), n -> n.sessionId() != null
+            List<WatchEvent> lockEvents = lock.apply(t.zxid, created, change.deleted(), change.changed(), n -> n.sessionId() != null
                     && (t.expiring.contains(n.sessionId()) || lockDelayed.contains(n.sessionId())));
             for (WatchEvent ev : lockEvents) {
                 switch (ev.type()) {

@@ -93,11 +93,13 @@ final class MirroredLock {
      * removed request (in queue order) RELEASED if it held before the transaction, CANCELLED if it waited, or EXPIRED
      * either way when {@code expired} says its session's expiry removed it; then QUEUED for each new request (queue
      * order); then GRANTED for each request that holds after the transaction and did not before (queue order; a new
-     * request that holds at once is QUEUED and GRANTED). A node both created and deleted by the transaction makes no
-     * event; a deletion of a node the mirror does not have, or a creation of one it has (a rebuild's read already
-     * reflected it), is ignored.
+     * request that holds at once is QUEUED and GRANTED); then REVOKE_REQUESTED for each node whose data the transaction
+     * set and that is still there (queue order): a revoke asks its holder to let go (a Curator {@code Revoker} may ask a
+     * waiter too). A node both created and deleted by the transaction makes no event; a deletion of a node the mirror
+     * does not have, or a creation of one it has (a rebuild's read already reflected it), is ignored.
      */
-    List<WatchEvent> apply(long zxid, Collection<Node> created, Collection<QueueEntry> deleted, Predicate<Node> expired) {
+    List<WatchEvent> apply(long zxid, Collection<Node> created, Collection<QueueEntry> deleted, Collection<QueueEntry> changed,
+                           Predicate<Node> expired) {
         Set<String> heldBefore = holderNames();
         List<Node> removed = new ArrayList<>(deleted.size());
         for (QueueEntry e : deleted) {
@@ -116,7 +118,18 @@ final class MirroredLock {
             }
         }
         holding = LockQueue.holderCount(queue.keySet().iterator());
-        if (removed.isEmpty() && added.isEmpty()) {
+        List<Node> revoked = List.of();
+        if (!changed.isEmpty()) {
+            revoked = new ArrayList<>(changed.size());
+            for (QueueEntry e : changed) {
+                Node n = queue.get(e);
+                if (n != null) {
+                    revoked.add(n);
+                }
+            }
+            revoked.sort((a, b) -> LockQueue.order().compare(a.entry(), b.entry()));
+        }
+        if (removed.isEmpty() && added.isEmpty() && revoked.isEmpty()) {
             return List.of();
         }
         removed.sort((a, b) -> LockQueue.order().compare(a.entry(), b.entry()));
@@ -136,6 +149,9 @@ final class MirroredLock {
             if (!heldBefore.contains(n.entry().node())) {
                 events.add(event(zxid, WatchEvent.Type.GRANTED, n));
             }
+        }
+        for (Node n : revoked) {
+            events.add(event(zxid, WatchEvent.Type.REVOKE_REQUESTED, n));
         }
         return events;
     }

@@ -24,8 +24,9 @@ import java.util.Set;
  *   (it never outlives the transaction), names that session's client id;</li>
  *   <li>a created expiry marker {@code /expired/{sid}} says the transaction's deletions of that session's nodes are its
  *   expiry;</li>
- *   <li>created and deleted lock-delay records, and queue nodes created and deleted, per lock in the order the
- *   transaction first touched each lock.</li>
+ *   <li>created and deleted lock-delay records, and queue nodes created, deleted and changed (a changed queue node is a
+ *   revoke: its data is set only to ask its holder to let go), per lock in the order the transaction first touched
+ *   each lock.</li>
  * </ul>
  *
  * <p>Concurrency: built and read on the watch hub's thread only. Bounded by one transaction's operations (ZooKeeper's
@@ -33,7 +34,7 @@ import java.util.Set;
  */
 final class Transaction {
     /** One lock's changes in the transaction. */
-    record LockChange(List<QueueEntry> created, List<QueueEntry> deleted) {
+    record LockChange(List<QueueEntry> created, List<QueueEntry> deleted, List<QueueEntry> changed) {
     }
 
     final long zxid;
@@ -64,8 +65,13 @@ final class Transaction {
         change(lock).deleted().add(entry);
     }
 
+    /** A queue node's data was set: its holder is asked to let go (see MirroredLock#apply). */
+    void queueNodeChanged(String lock, QueueEntry entry) {
+        change(lock).changed().add(entry);
+    }
+
     private LockChange change(String lock) {
-        return locks.computeIfAbsent(lock, k -> new LockChange(new ArrayList<>(2), new ArrayList<>(2)));
+        return locks.computeIfAbsent(lock, k -> new LockChange(new ArrayList<>(2), new ArrayList<>(2), new ArrayList<>(0)));
     }
 
     @Override

@@ -29,6 +29,11 @@ public record WatchEvent(long revision, Type type, String name, String sessionId
         /** A waiting request left the queue without being granted: cancel, timeout or session close. */
         CANCELLED,
         /** A request (held or waiting) was removed because its session expired, or a lock-delay kept after expiry ended. */
-        EXPIRED
+        EXPIRED,
+        /**
+         * The holder is asked to let go ({@code POST /v1/revoke}, or a Curator client's {@code Revoker} on its node): the
+         * hold is force-released if it still holds after the revoke's grace. The request itself changes nothing.
+         */
+        REVOKE_REQUESTED
     }
 }

@@ -250,10 +250,26 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         }
         String pool = filter.sessionId();
         take(pool);
-        Sub sub = new Sub(filter, sinceRevision, sink, pool);
+        Sub sub = new Sub(filter, sinceRevision, sink, pool, true);
         if (!onHub(() -> activate(sub, false))) {
             sub.cancel();
             throw WardenException.unavailable("this gateway is stopping; watch on another gateway", null);
+        }
+        return sub;
+    }
+
+    /**
+     * A live watch of the gateway's own (its revocations' listener), counted in no pool: {@code max-watches} bounds the
+     * clients' watches, and this one is one per gateway.
+     */
+    public Subscription subscribeOwn(WatchFilter filter, WatchSink sink) {
+        if (closed.get()) {
+            throw WardenException.unavailable("this gateway is stopping", null);
+        }
+        Sub sub = new Sub(filter, null, sink, filter.sessionId(), false);
+        if (!onHub(() -> activate(sub, false))) {
+            sub.cancel();
+            throw WardenException.unavailable("this gateway is stopping", null);
         }
         return sub;
     }
@@ -541,6 +557,8 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         final AtomicBoolean cancelled = new AtomicBoolean();
         /** The session whose pool the watch counts in, or null for the pool of names and prefixes. */
         final String pool;
+        /** Whether the watch counts in its pool (a client's); the gateway's own do not. */
+        final boolean counted;
         long after = Long.MIN_VALUE;
         boolean indexed;
         /** The batch being published and the indexes of its events this watch covers (publish's scratch). */
@@ -548,7 +566,8 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         private int[] picks = new int[4];
         private int pickCount;
 
-        Sub(WatchFilter filter, Long since, WatchSink sink, String pool) {
+        Sub(WatchFilter filter, Long since, WatchSink sink, String pool, boolean counted) {
+            this.counted = counted;
             this.filter = filter;
             this.since = since;
             this.sink = sink;
@@ -593,7 +612,9 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         /** Counts the watch out once; true the first time. */
         boolean release() {
             if (cancelled.compareAndSet(false, true)) {
-                give(pool);
+                if (counted) {
+                    give(pool);
+                }
                 return true;
             }
             return false;

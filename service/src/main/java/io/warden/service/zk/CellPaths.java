@@ -33,6 +33,10 @@ import java.util.UUID;
  *                                        after it, so that watches can tell an expiry's deletions (same zxid) from a
  *                                        release, cancel or close (see docs/design.md, "Watches")
  * /audit/entry-{seq}                     PERSISTENT_SEQUENTIAL: the console's admin actions (AuditLog JSON), newest 1000
+ * /revocations/r-{token}-{hash}          PERSISTENT: a pending revoke of the hold with that token (RevocationRecord
+ *                                        JSON), made in the same multi that writes the request into the hold's queue
+ *                                        node, deleted once the hold is gone ({@link #revocation}); at most
+ *                                        max-pending-revocations of them
  * /cell                                  PERSISTENT: the cell's identity {cell_id}, a random id the first gateway makes;
  *                                        gateways keep their high-water mark per cell id
  * /probe                                 PERSISTENT, empty: written by gateways to learn the cell's newest zxid
@@ -50,6 +54,8 @@ public final class CellPaths {
     public static final String EXPIRED = "/expired";
     /** The console's audit log: one PERSISTENT_SEQUENTIAL child per admin action, the newest 1000 kept. */
     public static final String AUDIT = "/audit";
+    /** Pending revokes: one PERSISTENT child per hold asked to let go ({@link #revocation}). */
+    public static final String REVOCATIONS = "/revocations";
     /** The cell's identity: {@code {cell_id}}, made once by the first gateway. */
     public static final String CELL = "/cell";
     /** Written (empty) by gateways to learn the cell's newest zxid from the write's stat. */
@@ -184,6 +190,22 @@ public final class CellPaths {
         } catch (NumberFormatException e) {
             return -1; // 19 digits past Long.MAX_VALUE
         }
+    }
+
+    private static final String REVOCATION_PREFIX = "r-";
+
+    /**
+     * {@code /revocations/r-{token}-{16 hex of the name's SHA-256}}: one per hold (a token is unique per name, and names
+     * sharing a token — one multi-lock request — differ in the hash), short so that a listing of thousands fits one
+     * reply.
+     */
+    public static String revocation(LockName name, long token) {
+        byte[] hash = sha256(name.toString());
+        StringBuilder hex = new StringBuilder(16);
+        for (int i = 0; i < 8; i++) {
+            hex.append(String.format("%02x", hash[i] & 0xff));
+        }
+        return REVOCATIONS + "/" + REVOCATION_PREFIX + token + "-" + hex;
     }
 
     public static String gateway(String gatewayId) {

@@ -42,6 +42,41 @@ class LockMirrorTest {
     }
 
     @Test
+    void queueNodeDataChanged_isRevokeRequested_forThatNode_andChangesNoHolder() {
+        LockMirror m = new LockMirror();
+        QueueEntry h = entry("h", Mode.EXCLUSIVE, 1);
+        QueueEntry w = entry("w", Mode.EXCLUSIVE, 2);
+        m.apply(txn(10, Map.of(h, "s1")));
+        m.apply(txn(11, Map.of(w, "s2")));
+        Transaction revoke = new Transaction(12);
+        revoke.queueNodeChanged(LOCK, h);
+
+        List<WatchEvent> events = m.apply(revoke);
+
+        assertThat(events).singleElement().satisfies(e -> {
+            assertThat(e.type()).isEqualTo(WatchEvent.Type.REVOKE_REQUESTED);
+            assertThat(e.sessionId()).isEqualTo("s1");
+            assertThat(e.token()).isEqualTo(10);
+            assertThat(e.revision()).isEqualTo(12);
+        });
+        // The holder still holds: its release is RELEASED and grants the waiter.
+        assertThat(types(m.apply(txn(13, Map.of(), h.node())))).containsExactly(WatchEvent.Type.RELEASED,
+                WatchEvent.Type.GRANTED);
+    }
+
+    @Test
+    void dataChangeOfANodeDeletedInTheSameTransaction_orUnknown_makesNoRevokeEvent() {
+        LockMirror m = new LockMirror();
+        QueueEntry h = entry("h", Mode.EXCLUSIVE, 1);
+        m.apply(txn(10, Map.of(h, "s1")));
+        Transaction t = txn(11, Map.of(), h.node());
+        t.queueNodeChanged(LOCK, h);
+        t.queueNodeChanged(LOCK, entry("ghost", Mode.EXCLUSIVE, 7));
+
+        assertThat(types(m.apply(t))).containsExactly(WatchEvent.Type.RELEASED);
+    }
+
+    @Test
     void sharedRun_isGrantedTogether_andAnExclusiveWaitsForItToEnd() {
         LockMirror m = new LockMirror();
         QueueEntry r1 = entry("r1", Mode.SHARED, 1);
