@@ -86,7 +86,15 @@ final class ForcedInterleavings {
          * sees a free lock); one with {@code REFUSE_FREE_TRIES} refuses it (mutex checker: a try refused while nobody
          * held the lock).
          */
-        TRY_AFTER_A_RELEASE;
+        TRY_AFTER_A_RELEASE,
+        /**
+         * A candidate leads an election (an SDK client, sampled valid); a second candidate campaigns, and is seen either
+         * queued or leading; the first is sampled again, then the second; the first resigns, and the second is sampled
+         * leading. A correct cell keeps the second queued until the first resigned, and gives it a larger token; one
+         * with {@code GRANT_WITHOUT_CHECK} elects it at once (election checker: two leaders at once), one with
+         * {@code TOKEN_OF_LOCK} gives it the first one's token (election checker: a token that did not grow).
+         */
+        CANDIDATE_ASKS_WHILE_ANOTHER_LEADS;
 
         static List<Scenario> every() {
             return List.of(values());
@@ -103,6 +111,10 @@ final class ForcedInterleavings {
     static final String WATCH_LOCK = "jepsen/forced/watch";
     static final String EXPIRY_LOCK = "jepsen/forced/expiry";
     static final String TRY_LOCK = "jepsen/forced/try";
+    static final String ELECTION_LOCK = "jepsen/forced/election";
+    /** The election instances of {@link Scenario#CANDIDATE_ASKS_WHILE_ANOTHER_LEADS}, as the election checker names them. */
+    static final String ELECTION_FIRST = "forced-election-first";
+    static final String ELECTION_SECOND = "forced-election-second";
     /** The process of the second holder of {@link Scenario#HELD_WHILE_ANOTHER_ASKS} on the readers-and-writers lock. */
     static final String FIFO_SECOND = "forced-fifo-second";
     /** The process of {@link Scenario#WAITER_BEHIND_A_RELEASE}'s waiter: a liveness client, as the round's are. */
@@ -171,6 +183,7 @@ final class ForcedInterleavings {
             case WATCH_CUT_WHILE_GRANTED -> watchCutWhileGranted();
             case KEEPALIVES_PAUSED_THREE_QUARTERS_TTL -> keepalivesPaused();
             case TRY_AFTER_A_RELEASE -> tryAfterARelease();
+            case CANDIDATE_ASKS_WHILE_ANOTHER_LEADS -> candidateAsksWhileAnotherLeads();
         };
     }
 
@@ -362,6 +375,52 @@ final class ForcedInterleavings {
         } finally {
             close(s, null);
         }
+    }
+
+    private String candidateAsksWhileAnotherLeads() {
+        ElectionWorkload e = w.elections;
+        try (io.warden.client.WardenClient ca = e.client(ELECTION_FIRST);
+             io.warden.client.WardenClient cb = e.client(ELECTION_SECOND)) {
+            ElectionWorkload.Candidate a = e.candidate(ca, ELECTION_LOCK, ELECTION_FIRST);
+            ElectionWorkload.Candidate b = e.candidate(cb, ELECTION_LOCK, ELECTION_SECOND);
+            try (io.warden.client.Election ignoredA = a.election(); io.warden.client.Election ignoredB = b.election()) {
+                if (!e.campaign(a)) {
+                    throw new NotDriven("the first candidate could not campaign");
+                }
+                Await.until("the first candidate leads " + ELECTION_LOCK, STEP, Duration.ofMillis(20),
+                        () -> e.sample(a).isPresent());
+                if (!e.campaign(b)) {
+                    throw new NotDriven("the second candidate could not campaign");
+                }
+                Await.until("the second candidate leads, or is queued", STEP, Duration.ofMillis(20),
+                        () -> e.sample(b).isPresent() || waiting(ELECTION_LOCK, cb.sessionId()));
+                // The first looks again only now, and then the second: if the second was elected, both led at once.
+                var first = e.sample(a);
+                var secondWhileFirst = e.sample(b);
+                if (first.isEmpty()) {
+                    throw new NotDriven("the first candidate's leadership ended before the second campaigned");
+                }
+                e.resign(a);
+                Await.until("the second candidate leads after the first resigned", STEP, Duration.ofMillis(20),
+                        () -> e.sample(b).isPresent());
+                var second = e.sample(b);
+                e.resign(b);
+                return ELECTION_LOCK + ": the first candidate led with token " + first.get().token()
+                        + " while the second campaigned: the second " + secondWhileFirst.map(l -> "LED with token "
+                        + l.token() + " at the same time").orElse("was queued") + "; after the first resigned the second led"
+                        + second.map(l -> " with token " + l.token()).orElse("");
+            }
+        }
+    }
+
+    /** Whether {@code session} has a request among the waiters of {@code lock} (a linearizable read). */
+    private boolean waiting(String lock, String session) {
+        for (JsonNode waiter : client(0).lock(lock).path("waiters")) {
+            if (session.equals(waiter.path("session_id").asText())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ------------------------------------------------------------------ steps

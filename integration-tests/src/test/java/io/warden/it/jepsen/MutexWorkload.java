@@ -40,6 +40,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * could legally have expired is an early expiry: reported in the history's {@code early-expiries} file and counted
  * by the checker, as the contract's §2.3 is broken.
  *
+ * <p>Beside the lock workers, the {@link ElectionWorkload}'s candidates campaign in one election through the Java SDK;
+ * what they believed and when is written to {@code DIR/election-PREFIX.jsonl} for the election checker.
+ *
  * <p>Before all that, the {@link ForcedInterleavings} named by {@code --forced} (comma-separated, or {@code none}) run
  * one after another, and their results are written to {@code DIR/forced-PREFIX.json}; then the random part begins.
  *
@@ -56,6 +59,8 @@ public final class MutexWorkload {
     private final WardenClient client;
     /** The gateways (their client links), for the SDK clients. */
     private final List<URI> gateways;
+    /** The election's candidates (SDK clients), run beside the lock workers; see {@link ElectionWorkload}. */
+    final ElectionWorkload elections;
     /** Threads that take locks through the Java SDK ({@link #sdkWorker}), besides the plain-HTTP ones. */
     private final int sdkThreads;
     private final int locks;
@@ -146,6 +151,7 @@ public final class MutexWorkload {
         this.ttlMs = ttlMs;
         this.name = name;
         this.seeds = new Random(seed);
+        this.elections = new ElectionWorkload(gateways, ttlMs);
     }
 
     public static void main(String[] args) throws Exception {
@@ -185,6 +191,7 @@ public final class MutexWorkload {
         ops.sort(java.util.Comparator.comparingInt(Op::id));
         History.write(out.resolve("history-" + w.name + ".jsonl"), ops);
         java.nio.file.Files.write(out.resolve("early-expiries-" + w.name + ".txt"), early);
+        w.elections.write(out.resolve("election-" + w.name + ".jsonl"));
         Map<String, FencedRegister.Summary> counted = new java.util.TreeMap<>();
         w.counters.forEach((lock, register) -> counted.put(lock, register.summary()));
         new com.fasterxml.jackson.databind.ObjectMapper().writerWithDefaultPrettyPrinter()
@@ -222,6 +229,8 @@ public final class MutexWorkload {
             workers.add(t);
             t.start();
         }
+        // the candidates last: the lock workers' seeds stay what they were before the election workload
+        workers.addAll(elections.start(name, seeds, until));
         for (Thread t : workers) {
             t.join();
         }
