@@ -37,6 +37,7 @@ final class Campaign implements Runnable {
     private final LockCalls calls;
     private final String name;
     private final ElectionListener listeners;
+    private final TermRules rules;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final SessionListener sessionListener = state -> signal();
@@ -47,8 +48,9 @@ final class Campaign implements Runnable {
     private volatile Leadership current;
     private Thread thread;
 
-    Campaign(WardenClient client, String name, ElectionListener listeners) {
+    Campaign(WardenClient client, String name, TermRules rules, ElectionListener listeners) {
         this.client = client;
+        this.rules = rules;
         this.calls = client.calls();
         this.name = name;
         this.listeners = listeners;
@@ -242,7 +244,9 @@ final class Campaign implements Runnable {
             }
             pending = null;
             if (wanted && !closed && hold.isValid()) {
-                term = new Leadership(name, hold, this::signal);
+                // the token as granted (HttpHold's, also once a racing close of the client released the hold)
+                long token = hold instanceof HttpHold h ? h.tokenValue() : hold.token();
+                term = new Leadership(name, hold, token, rules, this::signal);
                 current = term;
             }
         } finally {

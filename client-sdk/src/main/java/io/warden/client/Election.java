@@ -66,10 +66,10 @@ public final class Election implements AutoCloseable {
     private final Watch watch;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    Election(WardenClient client, String name) {
+    Election(WardenClient client, String name, TermRules rules) {
         this.name = name;
         this.view = new LeaderView(name);
-        this.campaign = new Campaign(client, name, new Dispatch());
+        this.campaign = new Campaign(client, name, rules, new Dispatch());
         this.watch = client.watch(WatchOptions.name(name), 0, view::apply);
     }
 

@@ -35,15 +35,17 @@ public final class Leadership {
     private final Hold hold;
     private final long token;
     private final Runnable onEnd;
+    private final TermRules rules;
     private final AtomicBoolean ended = new AtomicBoolean();
     private final AtomicBoolean givenBack = new AtomicBoolean();
     /** Why the term ended; null while it lasts (written once, before {@code ended} is set). */
     private volatile String why;
 
-    Leadership(String name, Hold hold, Runnable onEnd) {
+    Leadership(String name, Hold hold, long token, TermRules rules, Runnable onEnd) {
         this.name = name;
         this.hold = hold;
-        this.token = hold.token();
+        this.token = token;
+        this.rules = rules;
         this.onEnd = onEnd;
     }
 
@@ -65,7 +67,7 @@ public final class Leadership {
         if (ended.get()) {
             return false;
         }
-        if (!hold.isValid()) {
+        if (!rules.lasts(hold)) {
             end("its hold " + (hold.lost().toCompletableFuture().isDone() ? "was lost" : "stopped being valid (no keepalive "
                     + "acknowledged before the session's local deadline)"));
             return false;

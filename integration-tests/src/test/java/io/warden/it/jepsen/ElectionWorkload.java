@@ -1,6 +1,7 @@
 package io.warden.it.jepsen;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import io.warden.client.BrokenElection;
 import io.warden.client.Election;
 import io.warden.client.ElectionListener;
 import io.warden.client.Leadership;
@@ -53,12 +54,15 @@ final class ElectionWorkload {
 
     private final List<URI> gateways;
     private final long ttlMs;
+    /** Null: the SDK's elections; else elections built with this deliberate bug. */
+    private final BrokenElection.Bug bug;
     private final ConcurrentLinkedQueue<Seen> seen = new ConcurrentLinkedQueue<>();
     private final AtomicInteger instances = new AtomicInteger();
 
-    ElectionWorkload(List<URI> gateways, long ttlMs) {
+    ElectionWorkload(List<URI> gateways, long ttlMs, BrokenElection.Bug bug) {
         this.gateways = List.copyOf(gateways);
         this.ttlMs = ttlMs;
+        this.bug = bug;
     }
 
     /** Starts the candidates; they stop at {@code until}. */
@@ -100,13 +104,18 @@ final class ElectionWorkload {
     }
 
     WardenClient client(String clientId) {
-        return WardenClient.builder().endpoints(gateways.stream().map(URI::toString).toArray(String[]::new))
+        return client(clientId, gateways);
+    }
+
+    /** A client of the run's TTL through {@code endpoints} (e.g. proxies of the workload's own). */
+    WardenClient client(String clientId, List<URI> endpoints) {
+        return WardenClient.builder().endpoints(endpoints.stream().map(URI::toString).toArray(String[]::new))
                 .clientId(clientId).sessionTtl(Duration.ofMillis(ttlMs)).build();
     }
 
     /** A candidate in the election {@code name} whose listeners record ELECTED and DEFEATED as {@code id}. */
     Candidate candidate(WardenClient client, String name, String id) {
-        Election election = client.election(name);
+        Election election = bug == null ? client.election(name) : BrokenElection.of(bug, client, name);
         String session = client.sessionId();
         election.addListener(new ElectionListener() {
             @Override

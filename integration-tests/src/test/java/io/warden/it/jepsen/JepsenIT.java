@@ -115,6 +115,22 @@ class JepsenIT {
     }
 
     /**
+     * The election checker, shown failing on a broken election instead of broken gateways: the SDK's election built
+     * so that a term lasts until its hold is released or known lost, whatever the session's local deadline says. The
+     * leader of {@link ForcedInterleavings#CUT_OFF_LOCK} is cut off from every gateway, so it never hears of its loss;
+     * its session expires, the second candidate is elected, and the cut-off leader still leads when sampled after that.
+     */
+    @Test
+    void leadershipOutlivingItsHold_isCaughtByTheElectionChecker() throws Exception {
+        ProofRun.Outcome o = ProofRun.run(new ProofRun.Plan("jepsen-fault-election", 7, Duration.ofSeconds(5), List.of(),
+                null, TTL_MS, 6, 3, List.of(Scenario.LEADER_CUT_OFF_PAST_ITS_TTL), "OUTLIVES_ITS_HOLD"));
+        assertDriven(o, Scenario.LEADER_CUT_OFF_PAST_ITS_TTL);
+        assertThat(o.election().problems()).as("report %s", o.report())
+                .anyMatch(p -> p.startsWith("two leaders at once") && p.contains(ForcedInterleavings.CUT_OFF_LEADER)
+                        && p.contains(ForcedInterleavings.CUT_OFF_SUCCESSOR));
+    }
+
+    /**
      * The liveness checker, shown failing: gateways that do not wake a queued call when the node it waits for goes. A
      * waiter seen queued behind a holder that then releases is granted only when its wait (past the bound) runs out.
      */

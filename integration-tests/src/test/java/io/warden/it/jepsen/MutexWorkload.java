@@ -47,7 +47,8 @@ import java.util.concurrent.atomic.AtomicInteger;
  * one after another, and their results are written to {@code DIR/forced-PREFIX.json}; then the random part begins.
  *
  * <p>Usage: {@code MutexWorkload --gateways URL,URL --threads N --locks K --seconds S --ttl-ms T --seed X --out DIR
- * --name PREFIX [--forced SCENARIO,...]}. Writes {@code DIR/history-PREFIX.jsonl}; exit 0 when the run ended as planned.
+ * --name PREFIX [--forced SCENARIO,...] [--election-bug BUG]} ({@code BUG}: the candidates' elections are built with
+ * that deliberate bug, {@link io.warden.client.BrokenElection}). Writes {@code DIR/history-PREFIX.jsonl}; exit 0 when the run ended as planned.
  *
  * <p>Concurrency: each worker thread owns its sessions' use; a {@link Tracked} session's times are written by its
  * worker and the keepalive scheduler and are atomic or guarded by the instance; ops go to a concurrent list.
@@ -142,7 +143,7 @@ public final class MutexWorkload {
     }
 
     MutexWorkload(List<WardenClient> clients, List<URI> gateways, int sdkThreads, int locks, long ttlMs, String name,
-                  long seed) {
+                  long seed, io.warden.client.BrokenElection.Bug electionBug) {
         this.clients = List.copyOf(clients);
         this.gateways = List.copyOf(gateways);
         this.sdkThreads = sdkThreads;
@@ -151,7 +152,7 @@ public final class MutexWorkload {
         this.ttlMs = ttlMs;
         this.name = name;
         this.seeds = new Random(seed);
-        this.elections = new ElectionWorkload(gateways, ttlMs);
+        this.elections = new ElectionWorkload(gateways, ttlMs, electionBug);
     }
 
     public static void main(String[] args) throws Exception {
@@ -168,7 +169,8 @@ public final class MutexWorkload {
         }
         MutexWorkload w = new MutexWorkload(clients, gateways, Integer.parseInt(a.getOrDefault("sdk-threads", "2")),
                 Integer.parseInt(a.get("locks")), Long.parseLong(a.get("ttl-ms")), a.get("name"),
-                Long.parseLong(a.get("seed")));
+                Long.parseLong(a.get("seed")), a.getOrDefault("election-bug", "none").equals("none") ? null
+                : io.warden.client.BrokenElection.Bug.valueOf(a.get("election-bug")));
         Path out = Path.of(a.get("out"));
         WatchRecorder watcher = WatchRecorder.start(gateways);
         String forced = a.getOrDefault("forced", "none");

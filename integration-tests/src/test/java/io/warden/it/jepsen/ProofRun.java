@@ -38,11 +38,17 @@ import java.util.stream.Collectors;
  */
 final class ProofRun {
     /**
-     * What a run is given. {@code fault}: a deliberate bug of the gateways ({@link BrokenGateway}), or null; {@code forced}:
+     * What a run is given. {@code fault}: a deliberate bug of the gateways ({@link BrokenGateway}), or null;
+     * {@code electionBug}: one of the SDK's elections ({@link io.warden.client.BrokenElection}), or null; {@code forced}:
      * the {@link ForcedInterleavings} the workload drives before its random part of {@code duration}.
      */
     record Plan(String run, long seed, Duration duration, List<Nemesis.Kind> nemeses, String fault, long ttlMs,
-                int threads, int locks, List<ForcedInterleavings.Scenario> forced) {
+                int threads, int locks, List<ForcedInterleavings.Scenario> forced, String electionBug) {
+        /** A plan whose candidates run the SDK's elections as built. */
+        Plan(String run, long seed, Duration duration, List<Nemesis.Kind> nemeses, String fault, long ttlMs,
+             int threads, int locks, List<ForcedInterleavings.Scenario> forced) {
+            this(run, seed, duration, nemeses, fault, ttlMs, threads, locks, forced, null);
+        }
     }
 
     /** What a run found. */
@@ -151,7 +157,8 @@ final class ProofRun {
                     "--seconds", Long.toString(plan.duration().toSeconds()), "--ttl-ms", Long.toString(plan.ttlMs()),
                     "--seed", Long.toString(plan.seed()), "--out", dir.toString(), "--name", "w1",
                     "--forced", plan.forced().isEmpty() ? "none"
-                            : plan.forced().stream().map(Enum::name).collect(Collectors.joining(",")));
+                            : plan.forced().stream().map(Enum::name).collect(Collectors.joining(",")),
+                    "--election-bug", plan.electionBug() == null ? "none" : plan.electionBug());
             long start = System.nanoTime();
             ChildProcess workload = launcher.startMain("workload-w1", List.of("-Xmx256m",
                     "-Dlogback.configurationFile=" + launcher.logbackConfig("WARN")), MutexWorkload.class.getName(), args);
@@ -211,6 +218,9 @@ final class ProofRun {
                 .append(JepsenCell.ZK_SESSION_TIMEOUT_MS).append(" ms");
         if (p.fault() != null) {
             b.append(", **gateways built with the deliberate bug ").append(p.fault()).append("**");
+        }
+        if (p.electionBug() != null) {
+            b.append(", **elections built with the deliberate bug ").append(p.electionBug()).append("**");
         }
         b.append(". Gateways: `").append(io.warden.it.support.GatewayProcess.serviceJar()).append("` (built ")
                 .append(io.warden.it.support.GatewayProcess.serviceJarTime()).append(")");
