@@ -252,6 +252,44 @@ class ElectionTest {
         }
     }
 
+    /**
+     * The leader is cut off from its only gateway, so its session expires and the other candidate is elected: the
+     * leader's term had ended by then (its local deadline comes before the service may expire the session), and its
+     * defeat is told once.
+     */
+    @Test
+    void leaderCutOff_untilItsSessionExpires_leadsNoLongerWhenTheOtherIsElected() throws Exception {
+        try (FaultRelay relay = new FaultRelay(gw.httpPort())) {
+            WardenClient alice = cell.client("alice", Duration.ofSeconds(1), relay.url());
+            WardenClient bob = cell.client("bob", Cell.url(gw));
+            Told toldA = new Told();
+            List<Boolean> aliceValidWhenBobElected = new CopyOnWriteArrayList<>();
+            try (Election a = candidate(alice, toldA); Election b = bob.election(NAME)) {
+                a.campaign();
+                Cell.await("alice leads", a::isLeader);
+                Leadership aliceTerm = a.leadership().orElseThrow();
+                b.addListener(new ElectionListener() {
+                    @Override
+                    public void elected(Leadership leadership) {
+                        aliceValidWhenBobElected.add(aliceTerm.isValid());
+                    }
+                });
+                b.campaign();
+                Cell.await("bob is queued", () -> cell.waiters(gw, NAME) == 1);
+
+                relay.cut();
+
+                Cell.await("bob leads (alice's session expired)", b::isLeader);
+                Cell.await("bob's elected listener ran", () -> !aliceValidWhenBobElected.isEmpty());
+                assertThat(aliceValidWhenBobElected).containsExactly(false);
+                assertThat(a.isLeader()).isFalse();
+                Cell.await("alice was told of her defeat", () -> toldA.count("defeated") == 1);
+                assertThat(b.leadership().orElseThrow().token()).isGreaterThan(aliceTerm.token());
+                relay.restore();
+            }
+        }
+    }
+
     @Test
     void listenerThatThrows_doesNotStopTheElection() {
         WardenClient alice = cell.client("alice", Cell.url(gw));
