@@ -119,6 +119,10 @@ final class Campaign implements Runnable {
             current = null;
             call = pending;
             pending = null;
+            if (term != null) {
+                // ended under the lock, so the thread (woken by this) finds it ended, and why
+                term.end(forGood ? "the election was closed" : "the candidate resigned");
+            }
             changed.signalAll();
         } finally {
             lock.unlock();
@@ -127,7 +131,6 @@ final class Campaign implements Runnable {
             call.giveUp();
         }
         if (term != null) {
-            term.end(forGood ? "the election was closed" : "the candidate resigned");
             term.giveBack();
         }
     }
@@ -260,8 +263,10 @@ final class Campaign implements Runnable {
         log.log(System.Logger.Level.DEBUG, "election ''{0}'': elected, token {1}", name, term.token());
         listeners.elected(term);
         lead(term);
+        boolean givenUp;
         lock.lock();
         try {
+            givenUp = !wanted || closed;
             if (current == term) {
                 current = null;
             }
@@ -269,7 +274,8 @@ final class Campaign implements Runnable {
             lock.unlock();
         }
         term.end("the campaign stopped");
-        log.log(System.Logger.Level.INFO, "election ''{0}'': leadership of token {1} ended: {2}", name, term.token(), term.why());
+        log.log(givenUp ? System.Logger.Level.DEBUG : System.Logger.Level.INFO,
+                "election ''{0}'': leadership of token {1} ended: {2}", name, term.token(), term.why());
         listeners.defeated(term);
         term.giveBack();
         return 0;

@@ -58,6 +58,25 @@ class ElectionTest {
         }
     }
 
+    /** Waits until no election thread of {@link #NAME} is left; names the stacks of those left when it times out. */
+    private static void awaitNoElectionThread() {
+        try {
+            Cell.await("the election thread ended", () -> Thread.getAllStackTraces().keySet().stream()
+                    .noneMatch(t -> t.getName().equals("warden-election-" + NAME)));
+        } catch (AssertionError e) {
+            StringBuilder b = new StringBuilder(e.getMessage());
+            Thread.getAllStackTraces().forEach((t, stack) -> {
+                if (t.getName().equals("warden-election-" + NAME)) {
+                    b.append("\n").append(t).append(" ").append(t.getState());
+                    for (StackTraceElement f : stack) {
+                        b.append("\n    at ").append(f);
+                    }
+                }
+            });
+            throw new AssertionError(b.toString(), e);
+        }
+    }
+
     private Election candidate(WardenClient client, Told told) {
         Election e = client.election(NAME);
         e.addListener(told);
@@ -175,8 +194,7 @@ class ElectionTest {
 
         assertThat(cell.waiters(gw, NAME)).isZero();
         assertThatThrownBy(a::campaign).isInstanceOf(IllegalStateException.class).hasMessageContaining(NAME);
-        Cell.await("the election thread ended", () -> Thread.getAllStackTraces().keySet().stream()
-                .noneMatch(t -> t.getName().equals("warden-election-" + NAME)));
+        awaitNoElectionThread();
         held.release();
         assertThat(cell.holders(gw, NAME)).isZero();
     }
@@ -427,8 +445,7 @@ class ElectionTest {
 
         assertThat(a.isLeader()).isFalse();
         Cell.await("alice was told of her defeat", () -> told.count("defeated") == 1);
-        Cell.await("the election thread ended", () -> Thread.getAllStackTraces().keySet().stream()
-                .noneMatch(t -> t.getName().equals("warden-election-" + NAME)));
+        awaitNoElectionThread();
         assertThat(cell.holders(gw, NAME)).isZero();
         assertThatThrownBy(a::campaign).isInstanceOf(IllegalStateException.class);
         a.close();
