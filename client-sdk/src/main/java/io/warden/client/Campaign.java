@@ -9,8 +9,8 @@ import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * The thread of one {@link Election}: asks for the election's lock (an EXCLUSIVE acquire, waiting {@link #ROUND} at a
- * time, asked again when it runs out), makes a {@link Leadership} of each grant, waits while it lasts, and tells the
+ * The thread of one {@link Election}: asks for the election's lock (an EXCLUSIVE acquire, waiting a round, by default
+ * {@link #ROUND}, at a time, asked again when it runs out), makes a {@link Leadership} of each grant, waits while it lasts, and tells the
  * listeners. It wakes when the hold's session reaches its local deadline (computed from the session, so no timer of
  * the client can hold it up), when the hold is lost, when the session's state changes, and on resign or close.
  *
@@ -27,7 +27,10 @@ import java.util.concurrent.locks.ReentrantLock;
  */
 final class Campaign implements Runnable {
     private static final System.Logger log = System.getLogger(Campaign.class.getName());
-    /** How long one acquire of the campaign waits before it is asked again (it keeps its place in the queue meanwhile). */
+    /**
+     * How long one acquire of the campaign waits by default before it is asked again (it keeps its place in the queue
+     * meanwhile, up to the last call of the round, which the gateway ends with {@code on_timeout=CANCEL}).
+     */
     static final Duration ROUND = Duration.ofMinutes(10);
     /** The longest the thread sleeps while leading without looking at the hold (for a ticker that is not the clock). */
     private static final long LOOK_AGAIN_NANOS = TimeUnit.SECONDS.toNanos(1);
@@ -38,6 +41,7 @@ final class Campaign implements Runnable {
     private final String name;
     private final ElectionListener listeners;
     private final TermRules rules;
+    private final Duration round;
     private final ReentrantLock lock = new ReentrantLock();
     private final Condition changed = lock.newCondition();
     private final SessionListener sessionListener = state -> signal();
@@ -48,9 +52,10 @@ final class Campaign implements Runnable {
     private volatile Leadership current;
     private Thread thread;
 
-    Campaign(WardenClient client, String name, TermRules rules, ElectionListener listeners) {
+    Campaign(WardenClient client, String name, TermRules rules, Duration round, ElectionListener listeners) {
         this.client = client;
         this.rules = rules;
+        this.round = round;
         this.calls = client.calls();
         this.name = name;
         this.listeners = listeners;
@@ -199,7 +204,7 @@ final class Campaign implements Runnable {
             pause(TimeUnit.NANOSECONDS.toMillis(LOOK_AGAIN_NANOS));
             return failures;
         }
-        AcquireCall call = new AcquireCall(client.calls(), name, LockMode.EXCLUSIVE, ROUND, client.maxWaitPerCallMs());
+        AcquireCall call = new AcquireCall(client.calls(), name, LockMode.EXCLUSIVE, round, client.maxWaitPerCallMs());
         lock.lock();
         try {
             if (!wanted || closed) {

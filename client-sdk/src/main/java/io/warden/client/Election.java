@@ -66,10 +66,14 @@ public final class Election implements AutoCloseable {
     private final Watch watch;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    Election(WardenClient client, String name, TermRules rules) {
+    /**
+     * @param rules when a term lasts ({@link TermRules#CONTRACT})
+     * @param round how long one acquire of the campaign waits before it is asked again ({@link Campaign#ROUND})
+     */
+    Election(WardenClient client, String name, TermRules rules, java.time.Duration round) {
         this.name = name;
         this.view = new LeaderView(name);
-        this.campaign = new Campaign(client, name, rules, new Dispatch());
+        this.campaign = new Campaign(client, name, rules, round, new Dispatch());
         this.watch = client.watch(WatchOptions.name(name), 0, view::apply);
     }
 

@@ -197,7 +197,7 @@ public final class WardenClient implements AutoCloseable {
     public Election election(String name) {
         String checked = LockNames.check(name);
         calls(); // throws when closed
-        return new Election(this, checked, TermRules.CONTRACT);
+        return new Election(this, checked, TermRules.CONTRACT, Campaign.ROUND);
     }
 
     /**

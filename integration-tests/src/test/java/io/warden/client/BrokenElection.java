@@ -1,7 +1,7 @@
 package io.warden.client;
 
 /**
- * Elections with one deliberate bug, for the proof suite only (as {@code BrokenGateway} is for the gateways): the SDK's
+ * Elections with one deliberate bug (or with short campaign rounds), for the proof suite only (as {@code BrokenGateway} is for the gateways): the SDK's
  * {@link Election} built with its term rule ({@link TermRules}, package-private, hence this class in the SDK's package)
  * broken. The SDK itself has no way to build one.
  *
@@ -38,8 +38,17 @@ public final class BrokenElection {
 
     /** An election of {@code name} through {@code client}, with {@code bug}. */
     public static Election of(Bug bug, WardenClient client, String name) {
+        return of(bug, Campaign.ROUND, client, name);
+    }
+
+    /**
+     * An election of {@code name} through {@code client}, with {@code bug} (or none: null), whose campaign asks for the
+     * lock {@code round} at a time: a correct gateway ends each round unanswered by a grant (a CANCELLED event), which
+     * a forced interleaving can wait for.
+     */
+    public static Election of(Bug bug, java.time.Duration round, WardenClient client, String name) {
         String checked = LockNames.check(name);
         client.calls();
-        return new Election(client, checked, bug.rules());
+        return new Election(client, checked, bug == null ? TermRules.CONTRACT : bug.rules(), round);
     }
 }

@@ -115,7 +115,13 @@ final class ElectionWorkload {
 
     /** A candidate in the election {@code name} whose listeners record ELECTED and DEFEATED as {@code id}. */
     Candidate candidate(WardenClient client, String name, String id) {
-        Election election = bug == null ? client.election(name) : BrokenElection.of(bug, client, name);
+        return candidate(client, name, id, null);
+    }
+
+    /** As {@link #candidate(WardenClient, String, String)}, campaigning {@code round} at a time (null: the SDK's). */
+    Candidate candidate(WardenClient client, String name, String id, Duration round) {
+        Election election = round != null ? BrokenElection.of(bug, round, client, name)
+                : bug == null ? client.election(name) : BrokenElection.of(bug, client, name);
         String session = client.sessionId();
         election.addListener(new ElectionListener() {
             @Override

@@ -88,10 +88,11 @@ final class ForcedInterleavings {
          */
         TRY_AFTER_A_RELEASE,
         /**
-         * A candidate leads an election (an SDK client, sampled valid); a second candidate campaigns, and is seen either
-         * queued or leading; the first is sampled again, then the second; the first resigns, and the second is sampled
-         * leading. A correct cell keeps the second queued until the first resigned, and gives it a larger token; one
-         * with {@code GRANT_WITHOUT_CHECK} elects it at once (election checker: two leaders at once), one with
+         * A candidate leads an election (an SDK client, sampled valid); a second candidate campaigns in rounds of
+         * {@link #ASK_MS}, and is seen leading, or seen to have a round end without a grant (its request's CANCELLED
+         * event); the first is sampled again, then the second; the first resigns, and the second is sampled leading. A
+         * correct cell keeps the second waiting until the first resigned, and gives it a larger token; one with
+         * {@code GRANT_WITHOUT_CHECK} elects it at once (election checker: two leaders at once), one with
          * {@code TOKEN_OF_LOCK} gives it the first one's token (election checker: a token that did not grow).
          */
         CANDIDATE_ASKS_WHILE_ANOTHER_LEADS,
@@ -396,8 +397,10 @@ final class ForcedInterleavings {
         try (io.warden.client.WardenClient ca = e.client(ELECTION_FIRST);
              io.warden.client.WardenClient cb = e.client(ELECTION_SECOND)) {
             ElectionWorkload.Candidate a = e.candidate(ca, ELECTION_LOCK, ELECTION_FIRST);
-            ElectionWorkload.Candidate b = e.candidate(cb, ELECTION_LOCK, ELECTION_SECOND);
-            try (io.warden.client.Election ignoredA = a.election(); io.warden.client.Election ignoredB = b.election()) {
+            ElectionWorkload.Candidate b = e.candidate(cb, ELECTION_LOCK, ELECTION_SECOND, Duration.ofMillis(ASK_MS));
+            List<io.warden.client.LockEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+            try (io.warden.client.Election ignoredA = a.election(); io.warden.client.Election ignoredB = b.election();
+                 io.warden.client.Watch ignoredW = ca.watch(io.warden.client.WatchOptions.name(ELECTION_LOCK), events::add)) {
                 if (!e.campaign(a)) {
                     throw new NotDriven("the first candidate could not campaign");
                 }
@@ -406,8 +409,11 @@ final class ForcedInterleavings {
                 if (!e.campaign(b)) {
                     throw new NotDriven("the second candidate could not campaign");
                 }
-                Await.until("the second candidate leads, or is queued", STEP, Duration.ofMillis(20),
-                        () -> e.sample(b).isPresent() || waiting(ELECTION_LOCK, cb.sessionId()));
+                // A correct gateway ends the second's first round (TIMED_OUT, its request removed: CANCELLED); one that
+                // grants without the check answered it GRANTED at once, and the second leads.
+                Await.until("the second candidate leads, or a round of it ended without a grant", STEP,
+                        Duration.ofMillis(20), () -> e.sample(b).isPresent() || events.stream().anyMatch(ev ->
+                                ev.type() == io.warden.client.LockEvent.Type.CANCELLED && cb.sessionId().equals(ev.sessionId())));
                 // The first looks again only now, and then the second: if the second was elected, both led at once.
                 var first = e.sample(a);
                 var secondWhileFirst = e.sample(b);
