@@ -22,8 +22,9 @@ import java.util.concurrent.locks.ReentrantLock;
  * {@code current} (volatile, read without it). A grant belongs to exactly one owner: the thread, when it finds its
  * call still {@code pending} after the grant (it then makes it {@code current}), or {@link #resign}, which takes the
  * pending call away under the lock and gives it up (cancelling the request, or releasing a grant that raced).
- * {@link #resign} also ends the current term itself and gives its hold back on the caller's thread, so resigning never
- * waits for a listener that blocks.
+ * {@link #resign} also ends the current term itself and gives its hold back on the caller's thread (or waits until the
+ * election's thread, which got there first, has), so resigning never waits for a listener that blocks, and returns
+ * only once the release was answered.
  */
 final class Campaign implements Runnable {
     private static final System.Logger log = System.getLogger(Campaign.class.getName());

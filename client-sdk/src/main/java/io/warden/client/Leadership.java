@@ -28,7 +28,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * (the election then gives the lock back and campaigns again, for a new term with a new token).
  *
  * <p>Thread-safety: safe from any thread. Concurrency: {@code ended} goes false → true once; the hold is released once,
- * by whoever ends the term first.
+ * by whoever gives it back first ({@code givingBack} false → true), and {@code givenBack} completes when that is done.
  */
 public final class Leadership {
     private final String name;
@@ -37,7 +37,9 @@ public final class Leadership {
     private final Runnable onEnd;
     private final TermRules rules;
     private final AtomicBoolean ended = new AtomicBoolean();
-    private final AtomicBoolean givenBack = new AtomicBoolean();
+    private final AtomicBoolean givingBack = new AtomicBoolean();
+    /** Completes once the hold was given back (or the attempt ended), by whoever gave it back. */
+    private final java.util.concurrent.CompletableFuture<Void> givenBack = new java.util.concurrent.CompletableFuture<>();
     /** Why the term ended; null while it lasts (written once, before {@code ended} is set). */
     private volatile String why;
 
@@ -106,9 +108,14 @@ public final class Leadership {
         return why;
     }
 
-    /** Gives the hold back (once; the release names the token). A hold already lost needs no release. */
+    /**
+     * Gives the hold back (once; the release names the token); a second caller waits until the first is done, so
+     * whoever returns from here knows the release was answered (or goes on in the background). A hold already lost
+     * needs no release.
+     */
     void giveBack() {
-        if (!givenBack.compareAndSet(false, true)) {
+        if (!givingBack.compareAndSet(false, true)) {
+            givenBack.join();
             return;
         }
         try {
@@ -119,6 +126,8 @@ public final class Leadership {
             System.getLogger(Leadership.class.getName()).log(System.Logger.Level.WARNING,
                     "election ''{0}'': giving back the hold of token {1} failed; it ends with the session: {2}",
                     name, token, e.toString());
+        } finally {
+            givenBack.complete(null);
         }
     }
 
