@@ -4,7 +4,9 @@ import java.io.IOException;
 import java.net.URI;
 import java.time.Duration;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -22,7 +24,8 @@ import java.util.function.Supplier;
  *
  * <p>Calls, event streams and the keepalive WebSocket go through the client's own {@link Http1Client}.
  *
- * <p>Concurrency: thread-safe. {@code current} is the only mutable state; a failed attempt moves it on with a
+ * <p>Concurrency: thread-safe. {@code current} is the only mutable state besides {@code open} (a concurrent set of the
+ * calls not yet done) and {@code closed} (false → true once); a failed attempt moves it on with a
  * compare-and-set from the index it used, so concurrent failures at one endpoint skip it once, not once each.
  * Replies are handled on the threads of the {@link Http1Client}'s connections, retries are scheduled on the client's
  * scheduler.
@@ -52,6 +55,9 @@ final class HttpGateway {
     private final String[] callHeaders;
     private final ScheduledExecutorService scheduler;
     private final LongSupplier ticker;
+    /** The calls with retries not yet done: {@link #close()} fails them (a retry it would drop never completes them). */
+    private final Set<CompletableFuture<?>> open = ConcurrentHashMap.newKeySet();
+    private volatile boolean closed;
 
     /** {@code Bearer TOKEN}, sent with every call, stream and socket; null without a token. */
     private final String authorization;
@@ -71,8 +77,16 @@ final class HttpGateway {
                 : new String[]{"Accept", "application/json", "Content-Type", "application/json", "Authorization", authorization};
     }
 
-    /** Closes the connections of calls and streams; calls in flight fail. */
+    /**
+     * Closes the connections of calls and streams; calls in flight fail, and so do calls waiting for a retry (the
+     * client's scheduler is shut down after this, which drops the retries it holds: without this, a caller blocked on
+     * such a call, e.g. a {@link Hold#release()}, would wait forever).
+     */
     void close() {
+        closed = true;
+        for (CompletableFuture<?> call : open) {
+            call.completeExceptionally(new WardenClientException("the call was not done when the client closed"));
+        }
         http1.close();
     }
 
@@ -158,6 +172,13 @@ final class HttpGateway {
      */
     <T> CompletableFuture<Reply<T>> withRetries(Supplier<Attempt<T>> attempts, long deadlineNanos) {
         CompletableFuture<Reply<T>> result = new CompletableFuture<>();
+        open.add(result);
+        result.whenComplete((reply, error) -> open.remove(result));
+        if (closed) {
+            // Note on concurrency: close() may have gone through `open` before the add; failing it twice is harmless.
+            result.completeExceptionally(new WardenClientException("the client is closed"));
+            return result;
+        }
         attempt(attempts, deadlineNanos, 1, result);
         return result;
     }

@@ -95,7 +95,7 @@ final class LockCalls {
         }
         gateway.withRetries(call, requestTimeout, deadline()).whenComplete((reply, error) -> {
             if (error == null || !Failures.retryable(error)) {
-                if (error != null && !Failures.sessionGone(error)) {
+                if (error != null && !Failures.sessionGone(error) && !session.ended()) {
                     log.log(System.Logger.Level.WARNING, "{0} failed for good: {1}", call.what(), Failures.unwrap(error).toString());
                 }
                 return;

@@ -9,7 +9,10 @@ import java.util.Objects;
  * <p>{@code revision} is the ZooKeeper zxid of the change: events come in revision order, and several may share one
  * revision (a handoff is {@code RELEASED} and {@code GRANTED} at one revision; an acquire that holds at once is
  * {@code QUEUED} and {@code GRANTED} at the revision of its queue node). {@code sessionId} is null for a holder that is
- * not a Warden session (a direct Curator client) or that was gone before the gateway could read it. {@code token} is
+ * not a Warden session (a direct Curator client) or that was gone before the gateway could read it, and for another
+ * principal's session when the cell authenticates (listings show those by client id only). {@code clientId} is the
+ * client id of the request's session; null for a holder that is not a Warden session, and from gateways that do not
+ * send it. {@code token} is
  * the fencing token of the request: its queue node's czxid plus the cell's token floor (0 unless an operator raised it,
  * so usually the revision of the event that queued it).
  *
@@ -20,8 +23,8 @@ import java.util.Objects;
  *
  * <p>Thread-safety: immutable.
  */
-public record LockEvent(long revision, Type type, String name, String sessionId, LockMode mode, Long token,
-                        List<LockState> locks) {
+public record LockEvent(long revision, Type type, String name, String sessionId, String clientId, LockMode mode,
+                        Long token, List<LockState> locks) {
     /** What happened. An enum: immutable. */
     public enum Type {
         /** A request was queued (followed at once by GRANTED at the same revision when it holds straight away). */
@@ -46,5 +49,11 @@ public record LockEvent(long revision, Type type, String name, String sessionId,
     public LockEvent {
         Objects.requireNonNull(type, "type");
         locks = locks == null ? List.of() : List.copyOf(locks);
+    }
+
+    /** An event without a client id (as from gateways that do not send one). */
+    public LockEvent(long revision, Type type, String name, String sessionId, LockMode mode, Long token,
+                     List<LockState> locks) {
+        this(revision, type, name, sessionId, null, mode, token, locks);
     }
 }

@@ -112,6 +112,14 @@ final class Session {
         return ticker.getAsLong() - deadlineNanos < 0 ? SessionState.CONNECTED : SessionState.SUSPENDED;
     }
 
+    /**
+     * The local deadline now, on the client's ticker: until then the service cannot have expired the session. Moves
+     * with every acknowledged heartbeat (also backwards, for a TTL shortened elsewhere).
+     */
+    long deadlineNanos() {
+        return deadlineNanos;
+    }
+
     /** Whether holds of this session can be trusted now. */
     boolean connected() {
         return state() == SessionState.CONNECTED;

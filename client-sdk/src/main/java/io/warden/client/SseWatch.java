@@ -393,7 +393,8 @@ final class SseWatch implements Watch {
                 // a newer gateway's mode: left null
             }
         }
-        return new LockEvent(revision, t, textOrNull(json, "name"), textOrNull(json, "session_id"), mode,
+        return new LockEvent(revision, t, textOrNull(json, "name"), textOrNull(json, "session_id"),
+                textOrNull(json, "client_id"), mode,
                 json.hasNonNull("token") ? json.get("token").asLong() : null, List.of());
     }
 

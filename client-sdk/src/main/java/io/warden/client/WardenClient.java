@@ -68,9 +68,13 @@ import java.util.function.LongSupplier;
  * <p><b>Watches.</b> {@link #watch(WatchOptions, java.util.function.Consumer)} streams the {@link LockEvent}s of a lock
  * or a prefix, resuming by revision on another gateway after a failure, without gaps or repeats; see {@link Watch}.
  *
+ * <p><b>Elections.</b> {@link #election(String)} is leader election on a lock: {@code campaign()}, {@code isLeader()},
+ * the leader's fencing token, the current leader from the watch stream, listeners for elected and defeated; see
+ * {@link Election}.
+ *
  * <p><b>Closing</b> the client stops its watches and closes the session, which releases every hold and queued request of it at once.
- * Its own threads (a timer, an event thread, one per watch, one for the keepalive socket, one per open connection of
- * its calls) end with their connections, so creating and closing many clients leaves no threads behind.
+ * Its own threads (a timer, an event thread, one per watch, one per campaigning election, one for the keepalive socket,
+ * one per open connection of its calls) end with their connections, so creating and closing many clients leaves no threads behind.
  *
  * <p>Thread-safety: safe for use by any number of threads; one client per process and cell is the usual shape
  * (locks of one client share its session, and are not reentrant). Concurrency: {@code closed} goes false → true once;
@@ -201,6 +205,21 @@ public final class WardenClient implements AutoCloseable {
         String checked = LockNames.check(name);
         return new HttpReadWriteLock(checked, new HttpFencedLock(this, checked, LockMode.SHARED),
                 new HttpFencedLock(this, checked, LockMode.EXCLUSIVE));
+    }
+
+    /**
+     * A leader election on {@code name}: the candidates are the clients that {@link Election#campaign() campaign} on
+     * it, and the leader is the holder of that name's EXCLUSIVE lock (so an election and a lock of one name are the same
+     * thing: the candidates must not take that lock otherwise). See {@link Election}. Opens a watch of the name (for
+     * {@link Election#leader()}); close the election to stop it.
+     *
+     * @throws WardenClientException when no gateway opened the election's watch within the request timeout
+     * @throws IllegalStateException when the client was closed
+     */
+    public Election election(String name) {
+        String checked = LockNames.check(name);
+        calls(); // throws when closed
+        return new Election(this, checked, TermRules.CONTRACT, Campaign.ROUND);
     }
 
     /**

@@ -176,4 +176,35 @@ class FailoverTest {
             return s.getLocalPort();
         }
     }
+    /**
+     * A release still retrying when its client closes returns, instead of waiting for ever. (It waited for ever: closing
+     * the client shut its scheduler down, which dropped the retry the release was waiting for, so its future never
+     * completed; an election thread giving its lock back hung so, seen in ElectionTest.)
+     */
+    @Test
+    void release_retryingWhenTheClientCloses_returns() throws Exception {
+        Gateway gw = cell.gateway();
+        try (FaultRelay relay = new FaultRelay(gw.httpPort())) {
+            WardenClient c = cell.track(WardenClient.builder().endpoints(relay.url()).clientId("alice")
+                    .requestTimeout(Duration.ofSeconds(60)).build());
+            Hold hold = c.lock(NAME).acquire(Duration.ofSeconds(5));
+            relay.always("POST /v1/release", new FaultRelay.Answer(500, "text/plain", "Internal Server Error"));
+            CompletableFuture<Throwable> released = new CompletableFuture<>();
+            Thread releasing = new Thread(() -> {
+                try {
+                    hold.release();
+                    released.complete(null);
+                } catch (RuntimeException e) {
+                    released.complete(e);
+                }
+            }, "releasing");
+            releasing.start();
+            Cell.await("the release was answered 500 and is being retried", () -> relay.requests("POST /v1/release").size() >= 2);
+
+            c.close();
+
+            assertThat(released.get(20, TimeUnit.SECONDS)).as("release returned")
+                    .isInstanceOf(WardenClientException.class).hasMessageContaining("closed");
+        }
+    }
 }

@@ -92,7 +92,25 @@ final class ForcedInterleavings {
          * (waiting {@link #ASK_MS}) has been answered. A correct gateway answers the third TIMED_OUT; one with
          * {@code SEMAPHORE_ONE_MORE} grants it while both still hold: three holders of two permits (semaphore checker).
          */
-        SEMAPHORE_FULL_WHILE_ANOTHER_ASKS;
+        SEMAPHORE_FULL_WHILE_ANOTHER_ASKS,
+        /**
+         * A candidate leads an election (an SDK client, sampled valid); a second candidate campaigns in rounds of
+         * {@link #ASK_MS}, and is seen leading, or seen to have a round end without a grant (its request's CANCELLED
+         * event); the first is sampled again, then the second; the first resigns, and the second is sampled leading. A
+         * correct cell keeps the second waiting until the first resigned, and gives it a larger token; one with
+         * {@code GRANT_WITHOUT_CHECK} elects it at once (election checker: two leaders at once), one with
+         * {@code TOKEN_OF_LOCK} gives it the first one's token (election checker: a token that did not grow).
+         */
+        CANDIDATE_ASKS_WHILE_ANOTHER_LEADS,
+        /**
+         * A candidate leads an election through links of its own; a second candidate is seen queued; the leader's links
+         * are cut (nothing gets through either way), so its session expires and the second candidate is elected (seen
+         * leading); then the cut-off leader is sampled, then the second again; then the links heal. A correct election
+         * ended the cut-off leader's term at its session's local deadline, before the service could expire it; one
+         * built with {@code OUTLIVES_ITS_HOLD} ({@link io.warden.client.BrokenElection}) still leads (election checker:
+         * two leaders at once).
+         */
+        LEADER_CUT_OFF_PAST_ITS_TTL;
 
         static List<Scenario> every() {
             return List.of(values());
@@ -111,6 +129,14 @@ final class ForcedInterleavings {
     static final String TRY_LOCK = "jepsen/forced/try";
     /** The semaphore of {@link Scenario#SEMAPHORE_FULL_WHILE_ANOTHER_ASKS}, of {@link MutexWorkload#SEM_PERMITS}. */
     static final String SEM_LOCK = "jepsen/forced/sem";
+    static final String ELECTION_LOCK = "jepsen/forced/election";
+    /** The election instances of {@link Scenario#CANDIDATE_ASKS_WHILE_ANOTHER_LEADS}, as the election checker names them. */
+    static final String ELECTION_FIRST = "forced-election-first";
+    static final String ELECTION_SECOND = "forced-election-second";
+    static final String CUT_OFF_LOCK = "jepsen/forced/cut-off-leader";
+    /** The election instances of {@link Scenario#LEADER_CUT_OFF_PAST_ITS_TTL}. */
+    static final String CUT_OFF_LEADER = "forced-cut-off-leader";
+    static final String CUT_OFF_SUCCESSOR = "forced-cut-off-successor";
     /** The process of the second holder of {@link Scenario#HELD_WHILE_ANOTHER_ASKS} on the readers-and-writers lock. */
     static final String FIFO_SECOND = "forced-fifo-second";
     /** The process of {@link Scenario#WAITER_BEHIND_A_RELEASE}'s waiter: a liveness client, as the round's are. */
@@ -180,6 +206,8 @@ final class ForcedInterleavings {
             case KEEPALIVES_PAUSED_THREE_QUARTERS_TTL -> keepalivesPaused();
             case TRY_AFTER_A_RELEASE -> tryAfterARelease();
             case SEMAPHORE_FULL_WHILE_ANOTHER_ASKS -> semaphoreFullWhileAnotherAsks();
+            case CANDIDATE_ASKS_WHILE_ANOTHER_LEADS -> candidateAsksWhileAnotherLeads();
+            case LEADER_CUT_OFF_PAST_ITS_TTL -> leaderCutOffPastItsTtl();
         };
     }
 
@@ -405,6 +433,100 @@ final class ForcedInterleavings {
         } finally {
             close(s, null);
         }
+    }
+
+    private String candidateAsksWhileAnotherLeads() {
+        ElectionWorkload e = w.elections;
+        try (io.warden.client.WardenClient ca = e.client(ELECTION_FIRST);
+             io.warden.client.WardenClient cb = e.client(ELECTION_SECOND)) {
+            ElectionWorkload.Candidate a = e.candidate(ca, ELECTION_LOCK, ELECTION_FIRST);
+            ElectionWorkload.Candidate b = e.candidate(cb, ELECTION_LOCK, ELECTION_SECOND, Duration.ofMillis(ASK_MS));
+            List<io.warden.client.LockEvent> events = new java.util.concurrent.CopyOnWriteArrayList<>();
+            try (io.warden.client.Election ignoredA = a.election(); io.warden.client.Election ignoredB = b.election();
+                 io.warden.client.Watch ignoredW = ca.watch(io.warden.client.WatchOptions.name(ELECTION_LOCK), events::add)) {
+                if (!e.campaign(a)) {
+                    throw new NotDriven("the first candidate could not campaign");
+                }
+                Await.until("the first candidate leads " + ELECTION_LOCK, STEP, Duration.ofMillis(20),
+                        () -> e.sample(a).isPresent());
+                if (!e.campaign(b)) {
+                    throw new NotDriven("the second candidate could not campaign");
+                }
+                // A correct gateway ends the second's first round (TIMED_OUT, its request removed: CANCELLED); one that
+                // grants without the check answered it GRANTED at once, and the second leads.
+                Await.until("the second candidate leads, or a round of it ended without a grant", STEP,
+                        Duration.ofMillis(20), () -> e.sample(b).isPresent() || events.stream().anyMatch(ev ->
+                                ev.type() == io.warden.client.LockEvent.Type.CANCELLED && cb.sessionId().equals(ev.sessionId())));
+                // The first looks again only now, and then the second: if the second was elected, both led at once.
+                var first = e.sample(a);
+                var secondWhileFirst = e.sample(b);
+                if (first.isEmpty()) {
+                    throw new NotDriven("the first candidate's leadership ended before the second campaigned");
+                }
+                e.resign(a);
+                Await.until("the second candidate leads after the first resigned", STEP, Duration.ofMillis(20),
+                        () -> e.sample(b).isPresent());
+                var second = e.sample(b);
+                e.resign(b);
+                return ELECTION_LOCK + ": the first candidate led with token " + first.get().token()
+                        + " while the second campaigned: the second " + secondWhileFirst.map(l -> "LED with token "
+                        + l.token() + " at the same time").orElse("was queued") + "; after the first resigned the second led"
+                        + second.map(l -> " with token " + l.token()).orElse("");
+            }
+        }
+    }
+
+    private String leaderCutOffPastItsTtl() {
+        ElectionWorkload e = w.elections;
+        List<io.warden.it.support.LinkProxy> links = new ArrayList<>();
+        try {
+            for (int i = 0; i < gateways.size(); i++) {
+                links.add(new io.warden.it.support.LinkProxy("cut-off-leader-gw" + (i + 1), gateways.get(i).getPort()));
+            }
+            List<URI> own = links.stream().map(l -> URI.create("http://" + io.warden.it.support.LoopbackPorts.HOST + ":"
+                    + l.port())).toList();
+            try (io.warden.client.WardenClient ca = e.client(CUT_OFF_LEADER, own);
+                 io.warden.client.WardenClient cb = e.client(CUT_OFF_SUCCESSOR)) {
+                ElectionWorkload.Candidate a = e.candidate(ca, CUT_OFF_LOCK, CUT_OFF_LEADER);
+                ElectionWorkload.Candidate b = e.candidate(cb, CUT_OFF_LOCK, CUT_OFF_SUCCESSOR);
+                try (io.warden.client.Election ignoredA = a.election(); io.warden.client.Election ignoredB = b.election()) {
+                    if (!e.campaign(a)) {
+                        throw new NotDriven("the leader could not campaign");
+                    }
+                    Await.until("the first candidate leads " + CUT_OFF_LOCK, STEP, Duration.ofMillis(20),
+                            () -> e.sample(a).isPresent());
+                    long leaderToken = e.sample(a).map(io.warden.client.Leadership::token).orElse(0L);
+                    if (!e.campaign(b)) {
+                        throw new NotDriven("the second candidate could not campaign");
+                    }
+                    Await.until("the second candidate is queued", STEP, Duration.ofMillis(20),
+                            () -> waiting(CUT_OFF_LOCK, cb.sessionId()));
+                    links.forEach(io.warden.it.support.LinkProxy::blackhole);
+                    Await.until("the second candidate leads (the cut-off leader's session expired)",
+                            STEP.plus(Duration.ofMillis(w.ttlMs)), Duration.ofMillis(20), () -> e.sample(b).isPresent());
+                    var cutOff = e.sample(a);
+                    var second = e.sample(b);
+                    links.forEach(io.warden.it.support.LinkProxy::heal);
+                    e.resign(b);
+                    return CUT_OFF_LOCK + ": the leader (token " + leaderToken + ") was cut off; its session expired and "
+                            + "the second candidate led" + second.map(l -> " with token " + l.token()).orElse("")
+                            + "; the cut-off leader then " + cutOff.map(l -> "STILL LED with token " + l.token())
+                            .orElse("no longer led");
+                }
+            }
+        } finally {
+            links.forEach(io.warden.it.support.LinkProxy::close);
+        }
+    }
+
+    /** Whether {@code session} has a request among the waiters of {@code lock} (a linearizable read). */
+    private boolean waiting(String lock, String session) {
+        for (JsonNode waiter : client(0).lock(lock).path("waiters")) {
+            if (session.equals(waiter.path("session_id").asText())) {
+                return true;
+            }
+        }
+        return false;
     }
 
     // ------------------------------------------------------------------ steps

@@ -52,6 +52,8 @@ class JepsenIT {
                 .as("try-locks refused in the run, each checked against a holder").isGreaterThan(5);
         assertThat(o.pileProblems()).as("large lock; report %s", o.report()).isEmpty();
         assertThat(o.piles()).as("piles on one lock (the first fault of the run)").isGreaterThanOrEqualTo(1);
+        assertThat(o.election().problems()).as("election; report %s", o.report()).isEmpty();
+        assertThat(o.election().spans()).as("terms of the election sampled valid").isGreaterThan(5);
     }
 
     /** The forced interleaving ran every step (its result says what happened), so the violation asserted is its own. */
@@ -75,13 +77,19 @@ class JepsenIT {
     /**
      * The mutex and FIFO checkers, shown failing: gateways that grant without the exclusivity check. A client holds
      * {@link ForcedInterleavings#MUTEX_LOCK} until a second client's acquire of it is answered (granted at once, so
-     * both hold it), and the same on the readers-and-writers lock with a reader queued behind a writer.
+     * both hold it), and the same on the readers-and-writers lock with a reader queued behind a writer. And the election
+     * checker: a candidate leads {@link ForcedInterleavings#ELECTION_LOCK}, a second campaigns and is elected at once;
+     * the first is sampled valid after that, then the second: two leaders at once.
      */
     @Test
-    void grantWithoutCheck_isCaughtByTheMutexAndFifoCheckers() throws Exception {
+    void grantWithoutCheck_isCaughtByTheMutexFifoAndElectionCheckers() throws Exception {
         ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-grant", 7, 10, List.of(), "GRANT_WITHOUT_CHECK",
-                List.of(Scenario.HELD_WHILE_ANOTHER_ASKS)));
+                List.of(Scenario.HELD_WHILE_ANOTHER_ASKS, Scenario.CANDIDATE_ASKS_WHILE_ANOTHER_LEADS)));
         assertDriven(o, Scenario.HELD_WHILE_ANOTHER_ASKS);
+        assertDriven(o, Scenario.CANDIDATE_ASKS_WHILE_ANOTHER_LEADS);
+        assertThat(o.election().problems()).as("report %s", o.report())
+                .anyMatch(p -> p.startsWith("two leaders at once") && p.contains(ForcedInterleavings.ELECTION_FIRST)
+                        && p.contains(ForcedInterleavings.ELECTION_SECOND));
         assertThat(o.violations()).as("report %s", o.report())
                 .anyMatch(r -> r.key().equals(ForcedInterleavings.MUTEX_LOCK));
         assertThat(o.fifo().problems()).as("report %s", o.report())
@@ -92,7 +100,8 @@ class JepsenIT {
      * The fenced counter's checker, shown failing: gateways whose tokens are the lock node's (one token for holder
      * after holder). A holder of {@link ForcedInterleavings#FENCE_LOCK} stalls until its session expired and its
      * successor (queued all along) was granted and wrote; then it writes with the token its successor also holds, and
-     * the register cannot refuse it: one increment is lost.
+     * the register cannot refuse it: one increment is lost. And the election checker: a second candidate queued behind
+     * the leader of {@link ForcedInterleavings#ELECTION_LOCK} is elected after the leader resigned, with the same token.
      */
     /**
      * The semaphore checker, shown failing: gateways that let a semaphore entry hold one place past its permits. Two
@@ -109,13 +118,33 @@ class JepsenIT {
     }
 
     @Test
-    void tokenOfLock_isCaughtByTheFencedCounterChecker() throws Exception {
+    void tokenOfLock_isCaughtByTheFencedCounterAndElectionCheckers() throws Exception {
         ProofRun.Outcome o = ProofRun.run(plan("jepsen-fault-token", 7, 10, List.of(), "TOKEN_OF_LOCK",
-                List.of(Scenario.STALE_HOLDER_WRITES_LAST)));
+                List.of(Scenario.STALE_HOLDER_WRITES_LAST, Scenario.CANDIDATE_ASKS_WHILE_ANOTHER_LEADS)));
         assertDriven(o, Scenario.STALE_HOLDER_WRITES_LAST);
+        assertDriven(o, Scenario.CANDIDATE_ASKS_WHILE_ANOTHER_LEADS);
+        assertThat(o.election().problems()).as("report %s", o.report())
+                .anyMatch(p -> p.startsWith("token did not grow") && p.contains(ForcedInterleavings.ELECTION_FIRST)
+                        && p.contains(ForcedInterleavings.ELECTION_SECOND));
         assertThat(o.lostUpdates()).as("report %s", o.report()).containsKey(ForcedInterleavings.FENCE_LOCK);
         FencedRegister.Summary fence = o.lostUpdates().get(ForcedInterleavings.FENCE_LOCK);
         assertThat(fence.acknowledged()).as("two increments acknowledged, one counted").isEqualTo(fence.value() + 1);
+    }
+
+    /**
+     * The election checker, shown failing on a broken election instead of broken gateways: the SDK's election built
+     * so that a term lasts until its hold is released or known lost, whatever the session's local deadline says. The
+     * leader of {@link ForcedInterleavings#CUT_OFF_LOCK} is cut off from every gateway, so it never hears of its loss;
+     * its session expires, the second candidate is elected, and the cut-off leader still leads when sampled after that.
+     */
+    @Test
+    void leadershipOutlivingItsHold_isCaughtByTheElectionChecker() throws Exception {
+        ProofRun.Outcome o = ProofRun.run(new ProofRun.Plan("jepsen-fault-election", 7, Duration.ofSeconds(5), List.of(),
+                null, TTL_MS, 6, 3, List.of(Scenario.LEADER_CUT_OFF_PAST_ITS_TTL), "OUTLIVES_ITS_HOLD"));
+        assertDriven(o, Scenario.LEADER_CUT_OFF_PAST_ITS_TTL);
+        assertThat(o.election().problems()).as("report %s", o.report())
+                .anyMatch(p -> p.startsWith("two leaders at once") && p.contains(ForcedInterleavings.CUT_OFF_LEADER)
+                        && p.contains(ForcedInterleavings.CUT_OFF_SUCCESSOR));
     }
 
     /**

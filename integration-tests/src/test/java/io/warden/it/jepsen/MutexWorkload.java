@@ -40,11 +40,15 @@ import java.util.concurrent.atomic.AtomicInteger;
  * could legally have expired is an early expiry: reported in the history's {@code early-expiries} file and counted
  * by the checker, as the contract's §2.3 is broken.
  *
+ * <p>Beside the lock workers, the {@link ElectionWorkload}'s candidates campaign in one election through the Java SDK;
+ * what they believed and when is written to {@code DIR/election-PREFIX.jsonl} for the election checker.
+ *
  * <p>Before all that, the {@link ForcedInterleavings} named by {@code --forced} (comma-separated, or {@code none}) run
  * one after another, and their results are written to {@code DIR/forced-PREFIX.json}; then the random part begins.
  *
  * <p>Usage: {@code MutexWorkload --gateways URL,URL --threads N --locks K --seconds S --ttl-ms T --seed X --out DIR
- * --name PREFIX [--forced SCENARIO,...]}. Writes {@code DIR/history-PREFIX.jsonl}; exit 0 when the run ended as planned.
+ * --name PREFIX [--forced SCENARIO,...] [--election-bug BUG]} ({@code BUG}: the candidates' elections are built with
+ * that deliberate bug, {@link io.warden.client.BrokenElection}). Writes {@code DIR/history-PREFIX.jsonl}; exit 0 when the run ended as planned.
  *
  * <p>Concurrency: each worker thread owns its sessions' use; a {@link Tracked} session's times are written by its
  * worker and the keepalive scheduler and are atomic or guarded by the instance; ops go to a concurrent list.
@@ -56,6 +60,8 @@ public final class MutexWorkload {
     private final WardenClient client;
     /** The gateways (their client links), for the SDK clients. */
     private final List<URI> gateways;
+    /** The election's candidates (SDK clients), run beside the lock workers; see {@link ElectionWorkload}. */
+    final ElectionWorkload elections;
     /** Threads that take locks through the Java SDK ({@link #sdkWorker}), besides the plain-HTTP ones. */
     private final int sdkThreads;
     private final int locks;
@@ -137,7 +143,7 @@ public final class MutexWorkload {
     }
 
     MutexWorkload(List<WardenClient> clients, List<URI> gateways, int sdkThreads, int locks, long ttlMs, String name,
-                  long seed) {
+                  long seed, io.warden.client.BrokenElection.Bug electionBug) {
         this.clients = List.copyOf(clients);
         this.gateways = List.copyOf(gateways);
         this.sdkThreads = sdkThreads;
@@ -146,6 +152,7 @@ public final class MutexWorkload {
         this.ttlMs = ttlMs;
         this.name = name;
         this.seeds = new Random(seed);
+        this.elections = new ElectionWorkload(gateways, ttlMs, electionBug);
     }
 
     public static void main(String[] args) throws Exception {
@@ -162,7 +169,8 @@ public final class MutexWorkload {
         }
         MutexWorkload w = new MutexWorkload(clients, gateways, Integer.parseInt(a.getOrDefault("sdk-threads", "2")),
                 Integer.parseInt(a.get("locks")), Long.parseLong(a.get("ttl-ms")), a.get("name"),
-                Long.parseLong(a.get("seed")));
+                Long.parseLong(a.get("seed")), a.getOrDefault("election-bug", "none").equals("none") ? null
+                : io.warden.client.BrokenElection.Bug.valueOf(a.get("election-bug")));
         Path out = Path.of(a.get("out"));
         WatchRecorder watcher = WatchRecorder.start(gateways);
         String forced = a.getOrDefault("forced", "none");
@@ -185,6 +193,7 @@ public final class MutexWorkload {
         ops.sort(java.util.Comparator.comparingInt(Op::id));
         History.write(out.resolve("history-" + w.name + ".jsonl"), ops);
         java.nio.file.Files.write(out.resolve("early-expiries-" + w.name + ".txt"), early);
+        w.elections.write(out.resolve("election-" + w.name + ".jsonl"));
         Map<String, FencedRegister.Summary> counted = new java.util.TreeMap<>();
         w.counters.forEach((lock, register) -> counted.put(lock, register.summary()));
         new com.fasterxml.jackson.databind.ObjectMapper().writerWithDefaultPrettyPrinter()
@@ -230,6 +239,8 @@ public final class MutexWorkload {
             workers.add(t);
             t.start();
         }
+        // the candidates last: the lock workers' seeds stay what they were before the election workload
+        workers.addAll(elections.start(name, seeds, until));
         for (Thread t : workers) {
             t.join();
         }

@@ -148,4 +148,60 @@ class ProofCheckersTest {
         assertThat(shared.writeAndAcknowledge(7, b + 1)).isTrue();
         assertThat(shared.summary().ok()).as("two increments, one counted").isFalse();
     }
+    private static ElectionWorkload.Seen seen(String election, String kind, long token, long t0, long t1) {
+        return new ElectionWorkload.Seen(election, "s-" + election, kind, token, t0, t1);
+    }
+
+    /** A term of {@code election}: campaigned at {@code asked}, elected at {@code from}, sampled until {@code to}, defeated after. */
+    private static List<ElectionWorkload.Seen> term(String election, long token, long asked, long from, long to) {
+        return List.of(seen(election, "CAMPAIGN", 0, asked, asked), seen(election, "ELECTED", token, from, from),
+                seen(election, "LEADING", token, from + 1, from + 2), seen(election, "LEADING", token, to - 2, to - 1),
+                seen(election, "DEFEATED", token, to + S / 10, to + S / 10));
+    }
+
+    private static List<ElectionWorkload.Seen> concat(List<List<ElectionWorkload.Seen>> parts) {
+        return parts.stream().flatMap(List::stream).toList();
+    }
+
+    @Test
+    void election_leadersOneAfterAnother_withGrowingTokens_passes() {
+        var r = ElectionChecker.check(concat(List.of(term("a", 10, 0, S, 3 * S), term("b", 12, S, 4 * S, 6 * S),
+                term("a", 15, 4 * S, 7 * S, 9 * S))));
+        assertThat(r.problems()).isEmpty();
+        assertThat(r.terms()).isEqualTo(3);
+        assertThat(r.spans()).isEqualTo(3);
+    }
+
+    @Test
+    void election_twoTermsSurelyValidAtOnce_areTwoLeaders() {
+        var r = ElectionChecker.check(concat(List.of(term("a", 10, 0, S, 5 * S), term("b", 12, S, 4 * S, 6 * S))));
+        assertThat(r.problems()).singleElement().asString().startsWith("two leaders at once").contains("token 10 of a")
+                .contains("token 12 of b");
+    }
+
+    @Test
+    void election_samplesThatMerelyMayOverlap_areNoViolation() {
+        // b's only sample ends after a's last one starts: they may have been valid one after the other
+        var r = ElectionChecker.check(List.of(seen("a", "LEADING", 10, S, 3 * S), seen("b", "LEADING", 12, 2 * S, 4 * S)));
+        assertThat(r.problems()).isEmpty();
+    }
+
+    @Test
+    void election_aLaterTermWithoutALargerToken_isFound_byItsSpan_orByWhenItWasAskedFor() {
+        var bySpan = ElectionChecker.check(concat(List.of(term("a", 10, 0, S, 3 * S), term("b", 10, S, 4 * S, 6 * S))));
+        assertThat(bySpan.problems()).singleElement().asString().startsWith("token did not grow").contains("token 10 of b");
+        // b never sampled, but asked for only after a's defeat was told
+        var byAsk = ElectionChecker.check(concat(List.of(term("a", 10, 0, S, 3 * S), List.of(
+                seen("b", "CAMPAIGN", 0, 4 * S, 4 * S), seen("b", "ELECTED", 9, 5 * S, 5 * S)))));
+        assertThat(byAsk.problems()).singleElement().asString().startsWith("token did not grow").contains("token 9 of b");
+    }
+
+    @Test
+    void election_aTermSampledValidAfterItsDefeat_orToldTwice_isFound() {
+        var r = ElectionChecker.check(List.of(seen("a", "ELECTED", 10, S, S), seen("a", "DEFEATED", 10, 2 * S, 2 * S),
+                seen("a", "LEADING", 10, 3 * S, 3 * S), seen("b", "ELECTED", 20, 5 * S, 5 * S),
+                seen("b", "ELECTED", 20, 6 * S, 6 * S)));
+        assertThat(r.problems()).anyMatch(p -> p.startsWith("led again after its defeat") && p.contains("token 10 of a"));
+        assertThat(r.problems()).anyMatch(p -> p.startsWith("told 2 times elected") && p.contains("token 20 of b"));
+    }
 }

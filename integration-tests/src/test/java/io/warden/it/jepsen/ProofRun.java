@@ -30,17 +30,25 @@ import java.util.stream.Collectors;
  * once, in revision order ({@link WatchChecker}); <b>FIFO and shared runs</b> on a lock of readers and writers
  * ({@link FifoChecker}; that lock is left out of the mutex checker, whose model has no readers); <b>large lock</b>,
  * when the plan's nemeses include {@link Nemesis.Kind#LARGE_LOCK_PILE}: the admission bound held, every gateway read the
- * pile as too large (a 429 naming it, not a 503), and none lost its ZooKeeper connection over it ({@link LockPile}).
+ * pile as too large (a 429 naming it, not a 503), and none lost its ZooKeeper connection over it ({@link LockPile});
+ * <b>election</b>, SDK candidates campaigning in one election ({@link ElectionWorkload}) never both led with a valid
+ * hold at one moment, and later terms had larger tokens ({@link ElectionChecker}).
  *
  * <p>Concurrency: driven by the test thread; the nemesis runs on its own thread.
  */
 final class ProofRun {
     /**
-     * What a run is given. {@code fault}: a deliberate bug of the gateways ({@link BrokenGateway}), or null; {@code forced}:
+     * What a run is given. {@code fault}: a deliberate bug of the gateways ({@link BrokenGateway}), or null;
+     * {@code electionBug}: one of the SDK's elections ({@link io.warden.client.BrokenElection}), or null; {@code forced}:
      * the {@link ForcedInterleavings} the workload drives before its random part of {@code duration}.
      */
     record Plan(String run, long seed, Duration duration, List<Nemesis.Kind> nemeses, String fault, long ttlMs,
-                int threads, int locks, List<ForcedInterleavings.Scenario> forced) {
+                int threads, int locks, List<ForcedInterleavings.Scenario> forced, String electionBug) {
+        /** A plan whose candidates run the SDK's elections as built. */
+        Plan(String run, long seed, Duration duration, List<Nemesis.Kind> nemeses, String fault, long ttlMs,
+             int threads, int locks, List<ForcedInterleavings.Scenario> forced) {
+            this(run, seed, duration, nemeses, fault, ttlMs, threads, locks, forced, null);
+        }
     }
 
     /** What a run found. */
@@ -48,7 +56,7 @@ final class ProofRun {
                    List<Linearizability.Result> semaphore, List<String> earlyExpiries,
                    Map<String, FencedRegister.Summary> counters, WatchChecker.Result watch, FifoChecker.Result fifo,
                    List<Nemesis.Fault> faults, List<ForcedInterleavings.Result> forced, Path report,
-                   List<String> pileProblems, int piles) {
+                   List<String> pileProblems, int piles, ElectionChecker.Result election) {
         /** What the forced interleaving {@code scenario} did; throws if the plan did not name it. */
         ForcedInterleavings.Result forced(ForcedInterleavings.Scenario scenario) {
             return forced.stream().filter(r -> r.scenario() == scenario).findFirst()
@@ -82,7 +90,7 @@ final class ProofRun {
         boolean clean() {
             return mutex.stream().allMatch(Linearizability.Result::ok) && semaphore.stream().allMatch(Linearizability.Result::ok)
                     && earlyExpiries.isEmpty() && lostUpdates().isEmpty()
-                    && slowToAcquire().isEmpty() && watch.ok() && fifo.ok() && pileProblems.isEmpty();
+                    && slowToAcquire().isEmpty() && watch.ok() && fifo.ok() && pileProblems.isEmpty() && election.ok();
         }
     }
 
@@ -158,7 +166,8 @@ final class ProofRun {
                     "--seconds", Long.toString(plan.duration().toSeconds()), "--ttl-ms", Long.toString(plan.ttlMs()),
                     "--seed", Long.toString(plan.seed()), "--out", dir.toString(), "--name", "w1",
                     "--forced", plan.forced().isEmpty() ? "none"
-                            : plan.forced().stream().map(Enum::name).collect(Collectors.joining(",")));
+                            : plan.forced().stream().map(Enum::name).collect(Collectors.joining(",")),
+                    "--election-bug", plan.electionBug() == null ? "none" : plan.electionBug());
             long start = System.nanoTime();
             ChildProcess workload = launcher.startMain("workload-w1", List.of("-Xmx256m",
                     "-Dlogback.configurationFile=" + launcher.logbackConfig("WARN")), MutexWorkload.class.getName(), args);
@@ -201,9 +210,10 @@ final class ProofRun {
                     new com.fasterxml.jackson.core.type.TypeReference<java.util.TreeMap<String, FencedRegister.Summary>>() { });
             Path report = dir.resolve("report.md");
             WatchChecker.Result watch = WatchChecker.check(recording, history);
+            ElectionChecker.Result election = ElectionChecker.check(ElectionWorkload.read(dir.resolve("election-w1.jsonl")));
             Outcome outcome = new Outcome(plan, history, mutex, semaphore, early, counters, watch, fifo,
-                    List.copyOf(nemesis.faults),
-                    ForcedInterleavings.read(forcedFile), report, List.copyOf(nemesis.pile.problems), nemesis.pile.runs);
+                    List.copyOf(nemesis.faults), ForcedInterleavings.read(forcedFile), report,
+                    List.copyOf(nemesis.pile.problems), nemesis.pile.runs, election);
             Timeline.render(outcome, start, dir.resolve("timeline.png"));
             Files.writeString(report, report(outcome, start));
             return outcome;
@@ -221,6 +231,9 @@ final class ProofRun {
                 .append(JepsenCell.ZK_SESSION_TIMEOUT_MS).append(" ms");
         if (p.fault() != null) {
             b.append(", **gateways built with the deliberate bug ").append(p.fault()).append("**");
+        }
+        if (p.electionBug() != null) {
+            b.append(", **elections built with the deliberate bug ").append(p.electionBug()).append("**");
         }
         b.append(". Gateways: `").append(io.warden.it.support.GatewayProcess.serviceJar()).append("` (built ")
                 .append(io.warden.it.support.GatewayProcess.serviceJarTime()).append(")");
@@ -263,6 +276,12 @@ final class ProofRun {
                 .append(w.ok() ? "ok" : "**VIOLATION**").append(" | ").append(w.events()).append(" events, ")
                 .append(w.grantsChecked()).append(" grants checked, ").append(w.problems().size()).append(" problems; ")
                 .append(w.resyncs()).append(" RESYNCs excusing ").append(w.excused()).append(" grants |\n");
+        ElectionChecker.Result el = o.election();
+        b.append("| election (").append(ElectionWorkload.ELECTION).append(", ").append(ElectionWorkload.CANDIDATES)
+                .append(" SDK candidates: never two leaders with a valid hold at once, tokens grow, a term never comes back) | ")
+                .append(el.ok() ? "ok" : "**VIOLATION**").append(" | ").append(el.terms()).append(" terms, ")
+                .append(el.spans()).append(" of them sampled valid (").append(el.samples()).append(" samples), ")
+                .append(el.problems().size()).append(" problems |\n");
         if (p.nemeses().contains(Nemesis.Kind.LARGE_LOCK_PILE)) {
             b.append("| large lock (").append(LockPile.LOCK).append(": ").append(LockPile.MAX_ENTRIES)
                     .append(" SHARED admitted then refused, ").append(LockPile.FOREIGN).append(" foreign entries; read as too "
@@ -306,6 +325,7 @@ final class ProofRun {
             o.fifo().problems().stream().limit(20).forEach(line -> b.append("fifo: ").append(line).append("\n"));
             o.watch().problems().stream().limit(50).forEach(line -> b.append("watch: ").append(line).append("\n"));
             o.pileProblems().forEach(line -> b.append(line).append("\n"));
+            o.election().problems().stream().limit(50).forEach(line -> b.append("election: ").append(line).append("\n"));
             o.lostUpdates().forEach((lock, c) -> b.append("fenced counter of ").append(lock).append(": value ")
                     .append(c.value()).append(" after ").append(c.acknowledged()).append(" acknowledged increments\n"));
             b.append("```\n");

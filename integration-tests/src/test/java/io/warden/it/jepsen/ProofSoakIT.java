@@ -34,5 +34,6 @@ class ProofSoakIT {
         assertThat(o.violations()).as("mutex violations; report %s", o.report()).isEmpty();
         assertThat(o.earlyExpiries()).as("early expiries; report %s", o.report()).isEmpty();
         assertThat(o.pileProblems()).as("large lock; report %s", o.report()).isEmpty();
+        assertThat(o.election().problems()).as("election; report %s", o.report()).isEmpty();
     }
 }
