@@ -161,20 +161,18 @@ public final class Election implements AutoCloseable {
     private final class Dispatch implements ElectionListener {
         @Override
         public void elected(Leadership leadership) {
-            for (ElectionListener l : listeners) {
-                try {
-                    l.elected(leadership);
-                } catch (RuntimeException e) {
-                    log.log(System.Logger.Level.WARNING, "election listener " + l + " failed on " + leadership, e);
-                }
-            }
+            each(leadership, ElectionListener::elected);
         }
 
         @Override
         public void defeated(Leadership leadership) {
+            each(leadership, ElectionListener::defeated);
+        }
+
+        private void each(Leadership leadership, java.util.function.BiConsumer<ElectionListener, Leadership> call) {
             for (ElectionListener l : listeners) {
                 try {
-                    l.defeated(leadership);
+                    call.accept(l, leadership);
                 } catch (RuntimeException e) {
                     log.log(System.Logger.Level.WARNING, "election listener " + l + " failed on " + leadership, e);
                 }

@@ -52,17 +52,25 @@ final class AdminActions {
     }
 
     void confirmRelease(Context ctx) {
+        confirm(ctx, "force-release", "Force-release ", true);
+    }
+
+    /**
+     * The page that asks an admin to confirm {@code action} on the hold named by the {@code name} and {@code token}
+     * parameters, with the lock's waiters when {@code showWaiters} (who a force-release lets in).
+     */
+    private void confirm(Context ctx, String action, String title, boolean showWaiters) {
         if (!adminOrLogin(ctx)) {
             return;
         }
         String name = LockNames.require("name", Pages.param(ctx, "name"));
         long token = token(Pages.param(ctx, "token"));
-        Page page = pages.page(ctx, "Force-release " + name, "", name, false);
+        Page page = pages.page(ctx, title + name, "", name, false);
         pages.await(ctx, () -> backend.lock(name), detail -> {
             QueuedRequest hold = detail.flatMap(d -> d.lock().holders().stream()
                     .filter(h -> h.token() == token).findFirst()).orElse(null);
-            List<QueuedRequest> waiters = detail.map(d -> d.lock().waiters()).orElse(List.of());
-            pages.html(ctx, 200, "confirm", page, new ConfirmView("force-release", name, token, hold, waiters,
+            List<QueuedRequest> waiters = showWaiters ? detail.map(d -> d.lock().waiters()).orElse(List.of()) : List.of();
+            pages.html(ctx, 200, "confirm", page, new ConfirmView(action, name, token, hold, waiters,
                     null, null, "", null, pages.now()));
         }, failure -> pages.html(ctx, 503, "confirm", page.withBanner("Cannot read " + name + ": "
                 + Pages.describe(failure)), null));
@@ -82,19 +90,7 @@ final class AdminActions {
     }
 
     void confirmAsk(Context ctx) {
-        if (!adminOrLogin(ctx)) {
-            return;
-        }
-        String name = LockNames.require("name", Pages.param(ctx, "name"));
-        long token = token(Pages.param(ctx, "token"));
-        Page page = pages.page(ctx, "Ask to release " + name, "", name, false);
-        pages.await(ctx, () -> backend.lock(name), detail -> {
-            QueuedRequest hold = detail.flatMap(d -> d.lock().holders().stream()
-                    .filter(h -> h.token() == token).findFirst()).orElse(null);
-            pages.html(ctx, 200, "confirm", page, new ConfirmView("ask-release", name, token, hold, List.of(),
-                    null, null, "", null, pages.now()));
-        }, failure -> pages.html(ctx, 503, "confirm", page.withBanner("Cannot read " + name + ": "
-                + Pages.describe(failure)), null));
+        confirm(ctx, "ask-release", "Ask to release ", false);
     }
 
     void ask(Context ctx) {
