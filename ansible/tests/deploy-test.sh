@@ -115,15 +115,18 @@ cleanup() {
       rm -rf "$SANDBOX"
     fi
   fi
-  if [ "$status" -eq 0 ]; then
+  if [ "$status" -eq 0 ] && [ "$COMPLETED" = 1 ]; then
     echo
     echo "== deploy-test: timings"
     printf '  %s\n' "${TIMINGS[@]}"
     echo "== deploy-test: passed in $((SECONDS - T0)) s"
   else
-    echo "== deploy-test: failed (exit $status) after $((SECONDS - T0)) s" >&2
+    [ "$status" -ne 0 ] || status="not finished"
+    echo "== deploy-test: failed (exit $status) at step '$STEP' after $((SECONDS - T0)) s" >&2
   fi
 }
+# Passed only when the last step is done: a script stopped by a signal runs the EXIT trap too, with status 0.
+COMPLETED=0
 trap cleanup EXIT
 
 # ---- helpers -------------------------------------------------------------------------------------------------------
@@ -538,3 +541,4 @@ INVENTORY=inventory/ci-secure DEPLOY_ROOT="$SECURE" playbook secure-teardown.log
 left="$(pgrep -a -f -- "$SANDBOX/" || true)"
 [ -z "$left" ] || fail "processes of the sandbox still run after teardown.yml: $left"
 done_step
+COMPLETED=1
