@@ -109,6 +109,25 @@ final class ProofRun {
     private ProofRun() {
     }
 
+    /**
+     * What the mutex checker reads: every lock's operations but the readers-and-writers lock's and the semaphores',
+     * with the ends of sessions ({@link Linearizability#EVERY_KEY}: an expiry ends every hold of its session).
+     */
+    static List<Op> mutexHistory(List<Op> history) {
+        return history.stream().filter(op -> !MutexWorkload.RW_LOCK.equals(op.key()) && !SEMAPHORES.contains(op.key()))
+                .toList();
+    }
+
+    /**
+     * What the semaphore checker reads: the semaphores' operations, with the ends of sessions — without them, a holder
+     * whose session expired would seem to hold for ever, and a release answered "not released" afterwards, or a grant
+     * of its permit to another, would look like a violation.
+     */
+    static List<Op> semaphoreHistory(List<Op> history) {
+        return history.stream().filter(op -> SEMAPHORES.contains(op.key()) || Linearizability.EVERY_KEY.equals(op.key()))
+                .toList();
+    }
+
     /** The liveness round's acquires that were not granted within {@link #LIVENESS_BOUND_MS}, one line each. */
     static List<String> slowToAcquire(List<Op> history) {
         List<String> slow = new ArrayList<>();
@@ -198,12 +217,10 @@ final class ProofRun {
             WatchRecorder.Recording recording = WatchRecorder.read(dir.resolve("watch-w1.json"));
             List<String> early = new ArrayList<>(Files.readAllLines(dir.resolve("early-expiries-w1.txt")));
             early.addAll(expiredEventsTooEarly(recording, history));
-            List<Op> mutexOps = history.stream().filter(op -> !MutexWorkload.RW_LOCK.equals(op.key())
-                    && !SEMAPHORES.contains(op.key())).toList();
-            List<Linearizability.Result> mutex = Linearizability.checkPerKey(new FencedMutex(), mutexOps, 20_000_000);
-            List<Op> semaphoreOps = history.stream().filter(op -> SEMAPHORES.contains(op.key())).toList();
+            List<Linearizability.Result> mutex = Linearizability.checkPerKey(new FencedMutex(), mutexHistory(history),
+                    20_000_000);
             List<Linearizability.Result> semaphore = Linearizability.checkPerKey(
-                    new FencedSemaphore(MutexWorkload.SEM_PERMITS), semaphoreOps, 20_000_000);
+                    new FencedSemaphore(MutexWorkload.SEM_PERMITS), semaphoreHistory(history), 20_000_000);
             FifoChecker.Result fifo = FifoChecker.check(history, MutexWorkload.RW_LOCK);
             Map<String, FencedRegister.Summary> counters = new com.fasterxml.jackson.databind.ObjectMapper().readValue(
                     dir.resolve("counters-w1.json").toFile(),
@@ -320,6 +337,7 @@ final class ProofRun {
         if (!o.clean()) {
             b.append("\n## Violations\n\n```\n");
             o.violations().forEach(r -> b.append(rebase(r.toString(), start)).append("\n"));
+            o.semaphoreViolations().forEach(r -> b.append(rebase(r.toString(), start)).append("\n"));
             o.earlyExpiries().forEach(line -> b.append(line).append("\n"));
             o.slowToAcquire().forEach(line -> b.append("liveness: ").append(line).append("\n"));
             o.fifo().problems().stream().limit(20).forEach(line -> b.append("fifo: ").append(line).append("\n"));

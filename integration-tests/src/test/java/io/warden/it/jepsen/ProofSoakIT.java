@@ -32,8 +32,14 @@ class ProofSoakIT {
                 ForcedInterleavings.Scenario.every()));
         System.out.println("ProofSoakIT: report " + o.report());
         assertThat(o.violations()).as("mutex violations; report %s", o.report()).isEmpty();
+        assertThat(o.semaphoreViolations()).as("semaphore violations; report %s", o.report()).isEmpty();
         assertThat(o.earlyExpiries()).as("early expiries; report %s", o.report()).isEmpty();
+        assertThat(o.lostUpdates()).as("fenced counters off; report %s", o.report()).isEmpty();
+        assertThat(o.fifo().problems()).as("FIFO; report %s", o.report()).isEmpty();
+        assertThat(o.watch().problems()).as("watch; report %s", o.report()).isEmpty();
         assertThat(o.pileProblems()).as("large lock; report %s", o.report()).isEmpty();
         assertThat(o.election().problems()).as("election; report %s", o.report()).isEmpty();
+        assertThat(o.slowToAcquire()).as("liveness; report %s", o.report()).isEmpty();
+        assertThat(o.clean()).as("every checker; report %s", o.report()).isTrue();
     }
 }
