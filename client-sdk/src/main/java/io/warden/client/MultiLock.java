@@ -1,0 +1,46 @@
+package io.warden.client;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Several locks taken together ({@link WardenClient#multiLock}): one request whose queue entries on every name are made
+ * in one ZooKeeper transaction, so two multi-locks are in the same order on every name they share and can never
+ * deadlock each other, whatever order their names were given in. It is granted when it holds every name; each name's
+ * token keeps that name's fencing guarantee (see {@link Hold}).
+ * <pre>{@code
+ * MultiLock both = warden.multiLock("bank/account-1", "bank/account-2");
+ * try (MultiHold hold = both.acquire(Duration.ofSeconds(5))) {
+ *     debit(from, hold.token("bank/account-1"));
+ *     credit(to, hold.token("bank/account-2"));
+ * }
+ * }</pre>
+ * While it waits, the request already holds the names that are free and blocks them for others (it is in their queues
+ * in order). A plain Curator client on one of the names is excluded as by any other hold.
+ *
+ * <p>Thread-safety: immutable; each acquire is its own request.
+ */
+public interface MultiLock {
+    /** The names, in the order given. */
+    List<String> names();
+
+    /** EXCLUSIVE or SHARED, for every name. */
+    LockMode mode();
+
+    /**
+     * Waits up to {@code wait} for every name. Throws {@link AcquireTimeoutException} when not granted in time (the
+     * request is then removed from every queue), {@link SessionLostException} when the session ends, and
+     * {@link WardenClientException} for anything else.
+     */
+    MultiHold acquire(Duration wait);
+
+    /** As {@link #acquire}, empty when not granted in time. */
+    default Optional<MultiHold> tryAcquire(Duration wait) {
+        try {
+            return Optional.of(acquire(wait));
+        } catch (AcquireTimeoutException notGranted) {
+            return Optional.empty();
+        }
+    }
+}
