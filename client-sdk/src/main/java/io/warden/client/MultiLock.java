@@ -3,6 +3,7 @@ package io.warden.client;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 
 /**
  * Several locks taken together ({@link WardenClient#multiLock}): one request whose queue entries on every name are made
@@ -31,9 +32,17 @@ public interface MultiLock {
     /**
      * Waits up to {@code wait} for every name. Throws {@link AcquireTimeoutException} when not granted in time (the
      * request is then removed from every queue), {@link SessionLostException} when the session ends, and
-     * {@link WardenClientException} for anything else.
+     * {@link WardenClientException} for anything else. Interrupting the waiting thread ends the request on every name
+     * (a grant that won the race is released), sets the interrupt flag again and throws {@link WardenClientException}.
      */
     MultiHold acquire(Duration wait);
+
+    /**
+     * Asks for every name without blocking the caller. The future completes with the hold, or exceptionally with the
+     * exceptions of {@link #acquire}. {@code cancel} on it (before it completes) ends the request on every name; if the
+     * grant raced the cancel, the grant is released. A waiting call holds no thread.
+     */
+    CompletableFuture<MultiHold> acquireAsync(Duration wait);
 
     /** As {@link #acquire}, empty when not granted in time. */
     default Optional<MultiHold> tryAcquire(Duration wait) {
