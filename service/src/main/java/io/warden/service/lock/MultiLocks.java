@@ -194,7 +194,7 @@ final class MultiLocks {
                 ops.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(note, new byte[0]));
                 ops.add(zk.ops().delete().forPath(note));
             }
-            sent = zk.multi(ops);
+            sent = rules.writeMulti(ops, 2, lockPaths.size(), zk::multi);
         } catch (Exception e) {
             quotas.unreserve(p.owner());
             return CompletableFuture.failedFuture(e);
