@@ -3,7 +3,9 @@ package io.warden.cli;
 import io.warden.client.AcquireTimeoutException;
 import io.warden.client.FencedLock;
 import io.warden.client.Hold;
+import io.warden.client.LockMode;
 import io.warden.client.LockOwnershipLostException;
+import io.warden.client.MultiLock;
 import io.warden.client.SessionLostException;
 import io.warden.client.SessionState;
 import io.warden.client.WardenClient;
@@ -16,24 +18,35 @@ import picocli.CommandLine.ParentCommand;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
 /**
- * {@code warden lock NAME -- CMD...}: runs a command while holding the lock, like {@code etcdctl lock}. The session
+ * {@code warden lock NAME... -- CMD...}: runs a command while holding the lock, like {@code etcdctl lock}; with several
+ * names, while holding all of them, taken together as one multi-lock request (never deadlocking another such request,
+ * whatever the order of its names). The command gets each token in its environment: {@code WARDEN_TOKEN} and
+ * {@code WARDEN_LOCK} for one name; for several, {@code WARDEN_LOCK_COUNT} and, for the i-th name given (from 1),
+ * {@code WARDEN_LOCK_i} and {@code WARDEN_TOKEN_i} (lock names may hold characters no variable name can, hence numbers;
+ * {@code WARDEN_TOKEN} is then not set, so that a script written for one name fails rather than use a wrong token). The session
  * is kept alive in the background; when it is lost — or can no longer be confirmed (SUSPENDED: no keepalive
  * acknowledged within the TTL, so the cell may already have given the lock to someone else) — the command is
- * terminated (SIGTERM to it and its descendants, then SIGKILL after {@code --kill-grace}) and warden exits 4. With
- * {@code --on-revoke=term} an admin's request to let go (a revoke) sends the command SIGTERM; the lock is released when
- * it exits, and warden exits with its code (143 for a command SIGTERM ended).
+ * terminated (SIGTERM to it and its descendants, then SIGKILL after {@code --kill-grace}) and warden exits 4; so is it
+ * when any name's grant ends elsewhere (an admin's force-release). With {@code --on-revoke=term} an admin's request to
+ * let go of any name (a revoke) sends the command SIGTERM; the locks are released when it exits, and warden exits with
+ * its code (143 for a command SIGTERM ended).
  */
 @Command(name = "lock", mixinStandardHelpOptions = true,
         description = {"Run a command while holding a lock; the command gets the fencing token in WARDEN_TOKEN "
                 + "and the lock name in WARDEN_LOCK. The lock is released when the command exits; if the session is "
                 + "lost (or can no longer be confirmed) while it runs, the command is killed.",
-                "Example: warden lock payments/invoice-42 --wait 30s -- ./charge.sh 42"},
+                "With several names (before --), all are taken together as one multi-lock request; the command then "
+                + "gets WARDEN_LOCK_COUNT, and WARDEN_LOCK_i and WARDEN_TOKEN_i for the i-th name (i from 1; "
+                + "WARDEN_TOKEN is not set). If any of them is lost, the command is killed.",
+                "Example: warden lock payments/invoice-42 --wait 30s -- ./charge.sh 42",
+                "         warden lock bank/acct-1 bank/acct-2 -- ./transfer.sh"},
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
         "  N:   the command's own exit code (128+signal when killed by a signal)",
         "  2:   usage error",
@@ -45,12 +58,19 @@ final class LockCommand implements Callable<Integer> {
     @ParentCommand
     WardenCli root;
 
-    @Parameters(index = "0", paramLabel = "NAME", description = "Lock name, namespace/path (e.g. payments/invoice-42).")
-    String name;
+    @picocli.CommandLine.Spec
+    picocli.CommandLine.Model.CommandSpec spec;
 
-    @Parameters(index = "1..*", arity = "1..*", paramLabel = "CMD",
-            description = "The command and its arguments, after --.")
-    List<String> command;
+    @Parameters(index = "0..*", arity = "1..*", paramLabel = "NAME... -- CMD",
+            description = "Lock names, namespace/path (e.g. payments/invoice-42), then --, then the command and its "
+                    + "arguments. Without --, the first is the one name and the rest the command.")
+    List<String> positionals;
+
+    /** The names, and the command, split where {@code --} stood. */
+    private List<String> names;
+    private List<String> command;
+    /** The names as one string, for messages. */
+    private String name;
 
     @Option(names = "--wait", paramLabel = "DURATION", converter = DurationConverter.class,
             description = "How long to wait for the lock (0: try once; default: wait until granted).")
@@ -74,6 +94,7 @@ final class LockCommand implements Callable<Integer> {
 
     @Override
     public Integer call() throws Exception {
+        split();
         WardenClient client = root.client();
         java.util.concurrent.atomic.AtomicReference<Process> child = new java.util.concurrent.atomic.AtomicReference<>();
         Thread hook = new Thread(() -> {
@@ -86,7 +107,7 @@ final class LockCommand implements Callable<Integer> {
         }, "warden-lock-shutdown");
         Runtime.getRuntime().addShutdownHook(hook);
         try {
-            Hold hold = acquire(client);
+            HeldLocks hold = acquire(client);
             return run(client, hold, child);
         } finally {
             client.close();
@@ -98,7 +119,27 @@ final class LockCommand implements Callable<Integer> {
         }
     }
 
-    private Hold acquire(WardenClient client) {
+    /**
+     * Where {@code --} stood in the command line: the positionals after it are the command, those before the names.
+     * (picocli drops the {@code --} itself; the original arguments still have it.)
+     */
+    private void split() {
+        List<String> original = spec.commandLine().getParseResult().originalArgs();
+        int dashes = original.indexOf("--");
+        int commandSize = dashes < 0 ? positionals.size() - 1 : original.size() - dashes - 1;
+        int nameCount = positionals.size() - commandSize;
+        if (nameCount < 1 || commandSize < 1) {
+            throw root.usage("give one or more lock names, then --, then the command");
+        }
+        names = List.copyOf(positionals.subList(0, nameCount));
+        command = List.copyOf(positionals.subList(nameCount, positionals.size()));
+        name = String.join(" ", names);
+    }
+
+    private HeldLocks acquire(WardenClient client) {
+        if (names.size() > 1) {
+            return acquireAll(client);
+        }
         FencedLock lock;
         try {
             lock = shared ? client.readWriteLock(name).readLock() : client.lock(name);
@@ -108,9 +149,9 @@ final class LockCommand implements Callable<Integer> {
         try {
             if (wait != null && wait.isZero()) {
                 Optional<Hold> hold = lock.tryAcquire();
-                return hold.orElseThrow(() -> new CliException(ExitCodes.NOT_ACQUIRED, "lock " + name + " is held"));
+                return HeldLocks.of(hold.orElseThrow(() -> new CliException(ExitCodes.NOT_ACQUIRED, "lock " + name + " is held")));
             }
-            return lock.acquire(wait != null ? wait : Duration.ofDays(365));
+            return HeldLocks.of(lock.acquire(wait != null ? wait : Duration.ofDays(365)));
         } catch (AcquireTimeoutException e) {
             throw new CliException(ExitCodes.NOT_ACQUIRED, "lock " + name + " was not granted within " + wait);
         } catch (SessionLostException e) {
@@ -120,10 +161,41 @@ final class LockCommand implements Callable<Integer> {
         }
     }
 
-    private int run(WardenClient client, Hold hold, java.util.concurrent.atomic.AtomicReference<Process> child) throws InterruptedException {
+    /** Several names: one multi-lock request. */
+    private HeldLocks acquireAll(WardenClient client) {
+        MultiLock lock;
+        try {
+            lock = client.multiLock(names, shared ? LockMode.SHARED : LockMode.EXCLUSIVE);
+        } catch (IllegalArgumentException e) {
+            throw root.usage(e.getMessage());
+        }
+        try {
+            return HeldLocks.of(lock.acquire(wait != null ? wait : Duration.ofDays(365)));
+        } catch (AcquireTimeoutException e) {
+            throw new CliException(ExitCodes.NOT_ACQUIRED, wait != null && wait.isZero() ? "locks " + name + " are not all free"
+                    : "locks " + name + " were not granted within " + wait);
+        } catch (SessionLostException e) {
+            throw new CliException(ExitCodes.LOCK_LOST, "the session was lost while waiting for " + name + ": " + e.getMessage());
+        } catch (WardenClientException e) {
+            throw WardenCli.fromClient("could not acquire " + name, e);
+        }
+    }
+
+    private int run(WardenClient client, HeldLocks hold, java.util.concurrent.atomic.AtomicReference<Process> child) throws InterruptedException {
         ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
-        pb.environment().put("WARDEN_TOKEN", Long.toString(hold.token()));
-        pb.environment().put("WARDEN_LOCK", name);
+        Map<String, Long> tokens = hold.tokens();
+        if (names.size() == 1) {
+            pb.environment().put("WARDEN_TOKEN", Long.toString(tokens.get(name)));
+            pb.environment().put("WARDEN_LOCK", name);
+        } else {
+            pb.environment().remove("WARDEN_TOKEN");
+            pb.environment().remove("WARDEN_LOCK");
+            pb.environment().put("WARDEN_LOCK_COUNT", Integer.toString(names.size()));
+            for (int i = 0; i < names.size(); i++) {
+                pb.environment().put("WARDEN_LOCK_" + (i + 1), names.get(i));
+                pb.environment().put("WARDEN_TOKEN_" + (i + 1), Long.toString(tokens.get(names.get(i))));
+            }
+        }
         pb.environment().put("WARDEN_SESSION", client.sessionId());
         Process process;
         try {
@@ -134,7 +206,7 @@ final class LockCommand implements Callable<Integer> {
             throw new CliException(ExitCodes.CANNOT_START, "could not start " + command.get(0) + ": " + e.getMessage());
         }
         if (onRevoke == OnRevoke.term) {
-            hold.onRevokeRequested(h -> {
+            hold.onRevokeRequested(() -> {
                 java.io.PrintWriter err = root.err();
                 err.println("warden: the holder of " + name + " is asked to let go; sending the command SIGTERM");
                 err.flush();
@@ -143,7 +215,8 @@ final class LockCommand implements Callable<Integer> {
             });
         }
         CompletableFuture<String> lost = new CompletableFuture<>();
-        hold.lost().whenComplete((v, e) -> lost.complete("the session was lost"));
+        hold.lost().whenComplete((v, e) -> lost.complete(names.size() == 1 ? "the lock was lost"
+                : "one of the locks was lost"));
         client.addListener(state -> {
             if (state == SessionState.LOST) {
                 lost.complete("the session was lost");
@@ -195,7 +268,7 @@ final class LockCommand implements Callable<Integer> {
         }
     }
 
-    private static void releaseQuietly(Hold hold) {
+    private static void releaseQuietly(HeldLocks hold) {
         try {
             hold.release();
         } catch (RuntimeException ignored) {

@@ -204,6 +204,79 @@ class WardenCliTest {
     }
 
     @Test
+    void lockOfSeveralNames_takesThemTogether_givesEachTokenByNumber_andReleasesThemAll() throws Exception {
+        Path file = tmp.resolve("env");
+        Run run = warden("lock", "bank/acct-2", "bank/acct-1", "--wait", "5s", "--", "sh", "-c",
+                "echo \"$WARDEN_LOCK_COUNT $WARDEN_LOCK_1=$WARDEN_TOKEN_1 $WARDEN_LOCK_2=$WARDEN_TOKEN_2 [${WARDEN_TOKEN-unset}]\" > '"
+                        + file + "'; exit 3");
+        assertThat(run.code()).as(run.err()).isEqualTo(3);
+        String[] seen = Files.readString(file).trim().split(" ");
+        assertThat(seen[0]).isEqualTo("2");
+        assertThat(seen[1]).startsWith("bank/acct-2=");
+        assertThat(seen[2]).startsWith("bank/acct-1=");
+        assertThat(Long.parseLong(seen[1].substring(seen[1].indexOf('=') + 1))).isPositive();
+        assertThat(seen[3]).as("no WARDEN_TOKEN for several names").isEqualTo("[unset]");
+        assertThat(lock("bank/acct-1").path("mode").asText()).isEqualTo("FREE");
+        assertThat(lock("bank/acct-2").path("mode").asText()).isEqualTo("FREE");
+    }
+
+    @Test
+    void lockOfSeveralNames_oneNameHeld_waitZeroExits3WithoutRunningTheCommand() throws Exception {
+        Path file = tmp.resolve("ran");
+        try (Hold held = client("holder").lock("bank/acct-2").acquire(Duration.ofSeconds(5))) {
+            Run run = warden("lock", "bank/acct-1", "bank/acct-2", "--wait", "0", "--", "sh", "-c", "touch '" + file + "'");
+            assertThat(run.code()).as(run.err()).isEqualTo(3);
+            assertThat(file).doesNotExist();
+            assertThat(lock("bank/acct-1").path("mode").asText()).as("nothing left on the free name").isEqualTo("FREE");
+        }
+    }
+
+    @Test
+    void lockOfSeveralNames_killsTheCommandWhenOneNameIsReleasedElsewhere() throws Exception {
+        Path started = tmp.resolve("started");
+        CompletableFuture<Run> running = CompletableFuture.supplyAsync(() -> warden("lock", "bank/acct-1", "bank/acct-2",
+                "--kill-grace", "2s", "--", "sh", "-c",
+                "echo \"$WARDEN_SESSION $WARDEN_TOKEN_2\" > '" + started + "'; exec sleep 60"));
+        WardenFixture.await("the command runs", () -> Files.exists(started) && readQuietly(started).endsWith("\n"));
+        String[] seen = readQuietly(started).trim().split(" ");
+
+        // another process, with the session id and the token, releases one of the names (as a force-release does)
+        HttpResponse<String> released = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/release"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"session_id\":\"" + seen[0] + "\",\"name\":\"bank/acct-2\","
+                        + "\"token\":" + seen[1] + "}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(released.body()).contains("true");
+
+        Run run = running.get(20, TimeUnit.SECONDS);
+        assertThat(run.code()).as(run.err()).isEqualTo(4);
+        assertThat(run.err()).contains("lost");
+        assertThat(lock("bank/acct-1").path("mode").asText()).as("closing the session released the other").isEqualTo("FREE");
+    }
+
+    @Test
+    void lockOfSeveralNames_onRevokeTerm_appliesToAnyName() throws Exception {
+        Path started = tmp.resolve("started");
+        Path termed = tmp.resolve("termed");
+        CompletableFuture<Run> running = CompletableFuture.supplyAsync(() -> warden("lock", "jobs/a", "jobs/b",
+                "--on-revoke=term", "--", "sh", "-c", "trap 'touch \"" + termed + "\"; exit 0' TERM; "
+                        + "echo $WARDEN_TOKEN_2 > '" + started + "'; while true; do sleep 0.1; done"));
+        WardenFixture.await("the command runs", () -> Files.exists(started) && readQuietly(started).endsWith("\n"));
+        long token = Long.parseLong(readQuietly(started).trim());
+
+        HttpResponse<String> revoked = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/revoke"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"name\":\"jobs/b\",\"token\":" + token
+                        + ",\"grace_ms\":600000,\"reason\":\"cli test\"}")).build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(revoked.statusCode()).as(revoked.body()).isEqualTo(200);
+
+        Run run = running.get(20, TimeUnit.SECONDS);
+        assertThat(run.code()).as(run.err()).isZero();
+        assertThat(termed).exists();
+        assertThat(lock("jobs/a").path("mode").asText()).isEqualTo("FREE");
+        assertThat(lock("jobs/b").path("mode").asText()).isEqualTo("FREE");
+    }
+
+    @Test
     void lockReportsACommandThatCannotStart() throws Exception {
         Run run = warden("lock", "jobs/missing", "--", tmp.resolve("no-such-command").toString());
         assertThat(run.code()).isEqualTo(127);
@@ -357,7 +430,7 @@ class WardenCliTest {
 
         Run help = warden("lock", "--help");
         assertThat(help.code()).isZero();
-        assertThat(help.out()).contains("WARDEN_TOKEN", "Exit codes");
+        assertThat(help.out()).contains("WARDEN_TOKEN", "WARDEN_TOKEN_i", "WARDEN_LOCK_COUNT", "Exit codes");
     }
 
     private static String readQuietly(Path p) {

@@ -25,7 +25,7 @@ import java.util.concurrent.TimeoutException;
  * {@code result} is the single outcome, completed once by whoever is first: the call chain, the end of the session, or
  * the caller's cancel; {@code cleanedUp} completes once the clean-up after a give-up was answered.
  */
-final class AcquireCall {
+final class AcquireCall implements PendingAcquire {
     /** The longest wait the service holds one call for (contract §3 {@code wait_ms} max). */
     static final long SERVICE_MAX_WAIT_MS = 300_000;
 
@@ -79,7 +79,8 @@ final class AcquireCall {
     }
 
     /** The session ended (lost or closed): nothing is queued any more, nothing to clean up. */
-    void sessionEnded(SessionLostException failure) {
+    @Override
+    public void sessionEnded(SessionLostException failure) {
         result.completeExceptionally(failure);
     }
 

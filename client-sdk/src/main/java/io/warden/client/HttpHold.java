@@ -196,6 +196,21 @@ final class HttpHold implements Hold {
         return true;
     }
 
+    /**
+     * The release of the whole request this grant belongs to (a {@link HttpMultiHold}'s) is under way: from now on an
+     * end of the grant is this client's own, no longer watched. Returns why it was lost before, or null.
+     */
+    String releasedWithRequest() {
+        released.set(true);
+        calls.session().untrack(this);
+        return lostWhy;
+    }
+
+    /** Why the hold was lost, or null while it is not. */
+    String lostWhy() {
+        return lostWhy;
+    }
+
     /** Closing the client deleted the session, which released this grant. */
     void releasedWithSession() {
         released.set(true);

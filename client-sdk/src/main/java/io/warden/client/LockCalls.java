@@ -70,6 +70,35 @@ final class LockCalls {
     }
 
     /** Releases a hold by its token, retrying for one request timeout. */
+    /** A multi-lock acquire, as {@link #acquire}: the same request id on every retry. */
+    CompletableFuture<HttpGateway.Reply<Wire.AcquiredMany>> acquireMany(java.util.List<String> names, LockMode mode,
+                                                                        String requestId, long waitDeadlineNanos,
+                                                                        long maxWaitMs, long retryDeadlineNanos) {
+        String what = "acquire of locks " + names + " (request " + requestId + ")";
+        return gateway.withRetries(() -> {
+            long remainingMs = TimeUnit.NANOSECONDS.toMillis(Math.max(0, waitDeadlineNanos - ticker.getAsLong()));
+            boolean keep = remainingMs > maxWaitMs;
+            long waitMs = Math.min(remainingMs, maxWaitMs);
+            var body = new Wire.AcquireMany(session.id(), names, mode, waitMs, requestId, keep ? "KEEP" : "CANCEL");
+            var call = new HttpGateway.Call<>("POST", "/v1/acquire", body, Wire.AcquiredMany.class, what);
+            return new HttpGateway.Attempt<>(call, requestTimeout.plusMillis(waitMs));
+        }, retryDeadlineNanos);
+    }
+
+    /** Ends a whole request (every name of a multi-lock request): releases what it holds, cancels what it waits for. */
+    CompletableFuture<HttpGateway.Reply<Wire.Released>> releaseRequest(String requestId) {
+        return gateway.withRetries(releaseRequestCall(requestId), requestTimeout, deadline());
+    }
+
+    void releaseRequestInBackground(String requestId) {
+        background(releaseRequestCall(requestId), 1);
+    }
+
+    private HttpGateway.Call<Wire.Released> releaseRequestCall(String requestId) {
+        return new HttpGateway.Call<>("POST", "/v1/release", new Wire.ReleaseRequest(session.id(), requestId),
+                Wire.Released.class, "release of request " + requestId);
+    }
+
     CompletableFuture<HttpGateway.Reply<Wire.Released>> release(String name, long token) {
         return gateway.withRetries(releaseCall(name, token), requestTimeout, deadline());
     }

@@ -49,7 +49,7 @@ final class Session {
     private final LongSupplier ticker;
     private final List<SessionListener> listeners = new CopyOnWriteArrayList<>();
     private final Set<HttpHold> holds = ConcurrentHashMap.newKeySet();
-    private final Set<AcquireCall> acquires = ConcurrentHashMap.newKeySet();
+    private final Set<PendingAcquire> acquires = ConcurrentHashMap.newKeySet();
     /** How holds learn that their grant ended elsewhere (thread-safe; closed with the session). */
     private final HoldWatch holdWatch;
     private final CompletableFuture<Void> lost = new CompletableFuture<>();
@@ -158,7 +158,7 @@ final class Session {
     }
 
     /** Registers a running acquire; false when the session has already ended (the caller fails it). */
-    boolean track(AcquireCall call) {
+    boolean track(PendingAcquire call) {
         acquires.add(call);
         if (terminal != null) {
             acquires.remove(call);
@@ -167,7 +167,7 @@ final class Session {
         return true;
     }
 
-    void untrack(AcquireCall call) {
+    void untrack(PendingAcquire call) {
         acquires.remove(call);
     }
 

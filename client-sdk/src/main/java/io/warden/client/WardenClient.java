@@ -200,6 +200,27 @@ public final class WardenClient implements AutoCloseable {
         return new HttpFencedLock(this, LockNames.check(name), LockMode.SEMAPHORE, permits);
     }
 
+    /**
+     * EXCLUSIVE locks of every one of {@code names} (2 to 64 distinct names), taken together: see {@link MultiLock}.
+     */
+    public MultiLock multiLock(String... names) {
+        return multiLock(java.util.List.of(names), LockMode.EXCLUSIVE);
+    }
+
+    /** As {@link #multiLock(String...)}, in {@code mode} (EXCLUSIVE or SHARED) for every name. */
+    public MultiLock multiLock(java.util.List<String> names, LockMode mode) {
+        if (names.size() < 2 || names.size() > 64) {
+            throw new IllegalArgumentException("a multi-lock takes 2 to 64 names, got " + names.size());
+        }
+        if (new java.util.HashSet<>(names).size() != names.size()) {
+            throw new IllegalArgumentException("a multi-lock names each lock once, got " + names);
+        }
+        if (mode != LockMode.EXCLUSIVE && mode != LockMode.SHARED) {
+            throw new IllegalArgumentException("a multi-lock is EXCLUSIVE or SHARED, got " + mode);
+        }
+        return new HttpMultiLock(this, names.stream().map(LockNames::check).toList(), mode);
+    }
+
     /** SHARED (read) and EXCLUSIVE (write) locks of {@code name}. */
     public FencedReadWriteLock readWriteLock(String name) {
         String checked = LockNames.check(name);

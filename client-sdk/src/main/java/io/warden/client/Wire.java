@@ -43,6 +43,19 @@ final class Wire {
         static final String TIMED_OUT = "TIMED_OUT";
     }
 
+    /** A multi-lock acquire: {@code names} instead of {@code name}. */
+    record AcquireMany(String sessionId, java.util.List<String> names, LockMode mode, long waitMs, String requestId,
+                       String onTimeout) {
+    }
+
+    /** The answer to a multi-lock acquire: a token per name when GRANTED. */
+    record AcquiredMany(String status, java.util.Map<String, Long> tokens, Integer position, Long revision) {
+    }
+
+    /** The end of a whole request (every name of a multi-lock request) by its request id. */
+    record ReleaseRequest(String sessionId, String requestId) {
+    }
+
     record ReleaseToken(String sessionId, String name, long token) {
     }
 

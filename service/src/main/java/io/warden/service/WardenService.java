@@ -97,6 +97,23 @@ final class WardenService implements Warden {
     }
 
     @Override
+    public CompletableFuture<io.warden.service.api.MultiAcquireResult> acquireAll(
+            io.warden.service.api.MultiAcquireRequest request) {
+        return guard(() -> {
+            SessionManager.validateSessionId(request.sessionId());
+            return engine.acquireAll(request);
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> releaseRequest(String sessionId, String requestId) {
+        return guard(() -> {
+            SessionManager.validateSessionId(sessionId);
+            return engine.releaseRequest(sessionId, requestId);
+        });
+    }
+
+    @Override
     public CompletableFuture<Boolean> release(String sessionId, LockName name, long token) {
         return guard(() -> {
             SessionManager.validateSessionId(sessionId);

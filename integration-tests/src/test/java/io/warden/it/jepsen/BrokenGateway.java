@@ -11,7 +11,14 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 
 /**
  * A gateway with one deliberate bug, for the proof suite only: a checker that nobody has seen fail proves nothing. It is
@@ -36,16 +43,22 @@ import java.util.concurrent.CountDownLatch;
  *   too (breaks §3's try-lock; the mutex checker must see a try refused while nobody held the lock).</li>
  *   <li>{@link Bug#SEMAPHORE_ONE_MORE}: a semaphore entry holds one place further back than its permits allow (breaks
  *   §2.12; the semaphore checker must see one holder more than the permits).</li>
+ *   <li>{@link Bug#MULTI_ONE_NAME_AT_A_TIME}: a multi-lock request's entries are made one transaction per name, in the
+ *   order given, each {@link #ONE_NAME_PAUSE} after the one before (as a client that takes its locks one by one, a
+ *   round trip each, would); two requests that name the same locks in crossed orders can then each hold one and wait
+ *   for the other (breaks §2.11; the liveness checker must see multi-lock requests that are never granted).</li>
  * </ul>
  */
 public final class BrokenGateway {
     static final String PROPERTY = "warden.broken";
+    /** {@link Bug#MULTI_ONE_NAME_AT_A_TIME}'s pause between one name's transaction and the next. */
+    static final Duration ONE_NAME_PAUSE = Duration.ofSeconds(1);
     private static final Logger log = LoggerFactory.getLogger(BrokenGateway.class);
 
     /** The deliberate bugs. */
     enum Bug {
         GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK, WAITERS_NEVER_WOKEN, RESUME_FROM_NOW, REFUSE_FREE_TRIES,
-        SEMAPHORE_ONE_MORE;
+        SEMAPHORE_ONE_MORE, MULTI_ONE_NAME_AT_A_TIME;
 
         Rules rules() {
             Rules c = Rules.CONTRACT;
@@ -82,6 +95,32 @@ public final class BrokenGateway {
                         var e = queue.entries().get(index);
                         return queue.holds(index) || e.mode() == io.warden.service.api.Mode.SEMAPHORE
                                 && index == e.permits() && queue.waitsForCount(index);
+                    }
+                }, c.expiry(), c.resume());
+                case MULTI_ONE_NAME_AT_A_TIME -> new Rules(new GrantRules() {
+                    @Override
+                    public CompletableFuture<List<CuratorTransactionResult>> writeMulti(List<CuratorOp> ops,
+                            int firstEntry, int names,
+                            Function<List<CuratorOp>, CompletableFuture<List<CuratorTransactionResult>>> send) {
+                        // The record with the first name's entry, then each further name's entry alone (the client id
+                        // note with the last), each sent a pause after the one before was answered.
+                        List<List<CuratorOp>> parts = new ArrayList<>();
+                        parts.add(ops.subList(0, firstEntry + 1));
+                        for (int k = 1; k < names; k++) {
+                            int from = firstEntry + k;
+                            parts.add(ops.subList(from, k == names - 1 ? ops.size() : from + 1));
+                        }
+                        CompletableFuture<List<CuratorTransactionResult>> all = send.apply(parts.get(0))
+                                .thenApply(ArrayList::new);
+                        for (List<CuratorOp> part : parts.subList(1, parts.size())) {
+                            all = all.thenCompose(done -> CompletableFuture.supplyAsync(() -> part,
+                                            CompletableFuture.delayedExecutor(ONE_NAME_PAUSE.toMillis(), TimeUnit.MILLISECONDS))
+                                    .thenCompose(send).thenApply(more -> {
+                                        done.addAll(more);
+                                        return done;
+                                    }));
+                        }
+                        return all;
                     }
                 }, c.expiry(), c.resume());
                 case REFUSE_FREE_TRIES -> new Rules(new GrantRules() {

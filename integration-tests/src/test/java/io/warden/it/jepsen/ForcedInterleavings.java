@@ -110,7 +110,18 @@ final class ForcedInterleavings {
          * built with {@code OUTLIVES_ITS_HOLD} ({@link io.warden.client.BrokenElection}) still leads (election checker:
          * two leaders at once).
          */
-        LEADER_CUT_OFF_PAST_ITS_TTL;
+        LEADER_CUT_OFF_PAST_ITS_TTL,
+        /**
+         * A client holds two locks; two more ask for both at once as multi-lock requests, in crossed orders
+         * ({@code [x, y]} and {@code [y, x]}, waiting {@link #UNWOKEN_WAIT_MS}), and are seen queued on both names; then
+         * the holder releases both. A correct gateway made each request's entries in one transaction, so the two are in
+         * the same order on both names: one is granted, then (once it released) the other. One with
+         * {@code MULTI_ONE_NAME_AT_A_TIME} made them a transaction per name, in the given order and a pause apart, so
+         * the first entries of both requests came before the second ones: each request is first on one name and second
+         * on the other, each holds one name and waits for the other, and neither is granted before its wait runs out
+         * (liveness checker: both are {@code liveness-} clients).
+         */
+        CROSSED_MULTI_LOCKS_BEHIND_A_HOLDER;
 
         static List<Scenario> every() {
             return List.of(values());
@@ -137,6 +148,12 @@ final class ForcedInterleavings {
     /** The election instances of {@link Scenario#LEADER_CUT_OFF_PAST_ITS_TTL}. */
     static final String CUT_OFF_LEADER = "forced-cut-off-leader";
     static final String CUT_OFF_SUCCESSOR = "forced-cut-off-successor";
+    /** The names of {@link Scenario#CROSSED_MULTI_LOCKS_BEHIND_A_HOLDER}. */
+    static final String MULTI_X = "jepsen/forced/multi-x";
+    static final String MULTI_Y = "jepsen/forced/multi-y";
+    /** Its two multi-lock clients: liveness clients, as the round's are; the first asks [x, y], the second [y, x]. */
+    static final String MULTI_FIRST = MutexWorkload.LIVENESS + "multi-first";
+    static final String MULTI_SECOND = MutexWorkload.LIVENESS + "multi-second";
     /** The process of the second holder of {@link Scenario#HELD_WHILE_ANOTHER_ASKS} on the readers-and-writers lock. */
     static final String FIFO_SECOND = "forced-fifo-second";
     /** The process of {@link Scenario#WAITER_BEHIND_A_RELEASE}'s waiter: a liveness client, as the round's are. */
@@ -208,6 +225,7 @@ final class ForcedInterleavings {
             case SEMAPHORE_FULL_WHILE_ANOTHER_ASKS -> semaphoreFullWhileAnotherAsks();
             case CANDIDATE_ASKS_WHILE_ANOTHER_LEADS -> candidateAsksWhileAnotherLeads();
             case LEADER_CUT_OFF_PAST_ITS_TTL -> leaderCutOffPastItsTtl();
+            case CROSSED_MULTI_LOCKS_BEHIND_A_HOLDER -> crossedMultiLocksBehindAHolder();
         };
     }
 
@@ -246,6 +264,96 @@ final class ForcedInterleavings {
     }
 
     // ------------------------------------------------------------------ the scenarios
+
+    private String crossedMultiLocksBehindAHolder() {
+        Tracked h = open("forced-multi-holder", 0);
+        Tracked a = null;
+        Tracked b = null;
+        try {
+            Op hx = granted(acquire("forced-multi-holder", h, MULTI_X, "EXCLUSIVE", STEP.toMillis(), null), "the holder of x");
+            Op hy = granted(acquire("forced-multi-holder", h, MULTI_Y, "EXCLUSIVE", STEP.toMillis(), null), "the holder of y");
+            Tracked first = a = open(MULTI_FIRST, 0);
+            Tracked second = b = open(MULTI_SECOND, 1);
+            String ra = "r-" + UUID.randomUUID();
+            String rb = "r-" + UUID.randomUUID();
+            CompletableFuture<List<Op>> one = inThread(MULTI_FIRST,
+                    () -> multiLockAndRelease(MULTI_FIRST, first, List.of(MULTI_X, MULTI_Y), ra));
+            CompletableFuture<List<Op>> two = inThread(MULTI_SECOND,
+                    () -> multiLockAndRelease(MULTI_SECOND, second, List.of(MULTI_Y, MULTI_X), rb));
+            Await.until("both multi-lock requests queued on both names", STEP, Duration.ofMillis(20),
+                    () -> one.isDone() || two.isDone()
+                            || queued(MULTI_X, ra) && queued(MULTI_Y, ra) && queued(MULTI_X, rb) && queued(MULTI_Y, rb));
+            if (one.isDone() || two.isDone()) {
+                throw new NotDriven("a multi-lock request was answered before both were seen queued behind the holder");
+            }
+            String order = "queues behind the holder: x " + waiterOrder(MULTI_X, ra, rb) + ", y " + waiterOrder(MULTI_Y, ra, rb);
+            w.release("forced-multi-holder", h.client, h, MULTI_X, hx.token());
+            w.release("forced-multi-holder", h.client, h, MULTI_Y, hy.token());
+            List<Op> firstOps = join(one);
+            List<Op> secondOps = join(two);
+            return order + "; after the holder released: [x, y] " + describe(firstOps) + ", [y, x] " + describe(secondOps)
+                    + " (wait " + UNWOKEN_WAIT_MS + " ms, bound " + ProofRun.LIVENESS_BOUND_MS + " ms)";
+        } finally {
+            close(h, a);
+            close(b, null);
+        }
+    }
+
+    /** The order of the requests {@code ra} (first) and {@code rb} (second) among {@code lock}'s waiters. */
+    private String waiterOrder(String lock, String ra, String rb) {
+        List<String> order = new ArrayList<>();
+        for (JsonNode waiter : client(0).lock(lock).path("waiters")) {
+            String id = waiter.path("request_id").asText();
+            order.add(id.equals(ra) ? "first" : id.equals(rb) ? "second" : id);
+        }
+        return order.toString();
+    }
+
+    private static String describe(List<Op> ops) {
+        Op op = ops.get(0);
+        return op.outcome() + " after " + TimeUnit.NANOSECONDS.toMillis(op.ret() - op.call()) + " ms";
+    }
+
+    /**
+     * A multi-lock acquire of {@code names} (EXCLUSIVE, waiting {@link #UNWOKEN_WAIT_MS}), recorded in the history as
+     * one acquire per name (same call and return, each name's token), so each name's checkers see it as any grant; when
+     * granted, each name is then released by its token (recorded as any release).
+     */
+    private List<Op> multiLockAndRelease(String process, Tracked s, List<String> names, String requestId) {
+        long call = System.nanoTime();
+        List<Op> ops = new ArrayList<>();
+        try {
+            WardenClient.AcquiredMany a = s.client.acquireMany(s.id, names, "EXCLUSIVE", UNWOKEN_WAIT_MS, requestId, "CANCEL");
+            long ret = System.nanoTime();
+            for (String name : names) {
+                Long token = a.tokens().get(name);
+                boolean granted = a.granted() && token != null;
+                ops.add(w.record(process, name, Op.Kind.ACQUIRE, s.id, granted ? token : 0,
+                        granted ? Op.Outcome.GRANTED : Op.Outcome.NOT_GRANTED, call, ret, "EXCLUSIVE"));
+            }
+        } catch (SessionNotFoundException e) {
+            long ret = System.nanoTime();
+            s.gone(ret);
+            names.forEach(name -> ops.add(w.record(process, name, Op.Kind.ACQUIRE, s.id, 0, Op.Outcome.NOT_GRANTED,
+                    call, ret, "EXCLUSIVE")));
+            return ops;
+        } catch (ProblemException e) {
+            long ret = System.nanoTime();
+            names.forEach(name -> ops.add(w.record(process, name, Op.Kind.ACQUIRE, s.id, 0, Op.Outcome.NOT_GRANTED,
+                    call, ret, "EXCLUSIVE")));
+            return ops;
+        } catch (RuntimeException e) {
+            names.forEach(name -> w.record(process, name, Op.Kind.ACQUIRE, s.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER,
+                    "EXCLUSIVE"));
+            throw new NotDriven(process + "'s multi-lock acquire of " + names + " got no answer: " + e);
+        }
+        for (Op op : ops) {
+            if (op.outcome() == Op.Outcome.GRANTED && !w.release(process, s.client, s, op.key(), op.token())) {
+                throw new NotDriven(process + "'s release of " + op.key() + " (token " + op.token() + ") got no answer");
+            }
+        }
+        return ops;
+    }
 
     private String heldWhileAnotherAsks(String lock, String process, String secondMode) {
         Tracked a = open(process + "-first", 0);
@@ -624,8 +732,8 @@ final class ForcedInterleavings {
         return false;
     }
 
-    private static CompletableFuture<Op> inThread(String name, java.util.function.Supplier<Op> call) {
-        CompletableFuture<Op> f = new CompletableFuture<>();
+    private static <T> CompletableFuture<T> inThread(String name, java.util.function.Supplier<T> call) {
+        CompletableFuture<T> f = new CompletableFuture<>();
         Thread t = new Thread(() -> {
             try {
                 f.complete(call.get());
@@ -638,7 +746,7 @@ final class ForcedInterleavings {
         return f;
     }
 
-    private static Op join(CompletableFuture<Op> f) {
+    private static <T> T join(CompletableFuture<T> f) {
         try {
             return f.join();
         } catch (java.util.concurrent.CompletionException e) {

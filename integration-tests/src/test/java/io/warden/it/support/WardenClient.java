@@ -161,6 +161,25 @@ public final class WardenClient {
                 position == null || position.isNull() ? null : position.asInt(), reply.attempts);
     }
 
+    /** A multi-lock acquire's reply: {@code tokens} by name when GRANTED. */
+    public record AcquiredMany(String status, java.util.Map<String, Long> tokens, int attempts) {
+        public boolean granted() {
+            return "GRANTED".equals(status);
+        }
+    }
+
+    /** {@code POST /v1/acquire} with {@code names}: one request for every name (contract §2.11). */
+    public AcquiredMany acquireMany(String sessionId, List<String> names, String mode, long waitMs, String requestId,
+                                    String onTimeout) {
+        ObjectNode body = JSON.createObjectNode().put("session_id", sessionId).put("mode", mode).put("wait_ms", waitMs)
+                .put("request_id", requestId).put("on_timeout", onTimeout);
+        names.forEach(body.putArray("names")::add);
+        Reply reply = expect(call("POST", "/v1/acquire", body, Duration.ofMillis(waitMs + 5000)), 200);
+        java.util.Map<String, Long> tokens = new java.util.LinkedHashMap<>();
+        reply.body.path("tokens").fields().forEachRemaining(e -> tokens.put(e.getKey(), e.getValue().asLong()));
+        return new AcquiredMany(reply.body.path("status").asText(), tokens, reply.attempts);
+    }
+
     public Released release(String sessionId, String name, long token) {
         ObjectNode body = JSON.createObjectNode().put("session_id", sessionId).put("name", name).put("token", token);
         Reply reply = expect(call("POST", "/v1/release", body, Duration.ofSeconds(5)), 200);

@@ -45,6 +45,23 @@ public interface Warden {
 
     CompletableFuture<AcquireResult> acquire(AcquireRequest request);
 
+    /**
+     * Acquires every one of {@code request.names()} at once (contract §2.11): one queue entry per name, all made in one
+     * ZooKeeper transaction; GRANTED with a token per name once it holds every name. The default serves none.
+     */
+    default CompletableFuture<MultiAcquireResult> acquireAll(MultiAcquireRequest request) {
+        return CompletableFuture.failedFuture(WardenException.unavailable("this gateway serves no multi-lock requests", null));
+    }
+
+    /**
+     * Ends the session's request {@code requestId} as a whole: releases what it holds and cancels what it waits for,
+     * every name of a multi-lock request in one transaction. False when it had already ended (or never existed: it is
+     * then remembered as ended, so its acquire, if still on its way, fails). The default serves none.
+     */
+    default CompletableFuture<Boolean> releaseRequest(String sessionId, String requestId) {
+        return CompletableFuture.failedFuture(WardenException.unavailable("this gateway serves no release by request_id", null));
+    }
+
     /** Releases the hold with this token; false when the token is stale or not this session's. */
     CompletableFuture<Boolean> release(String sessionId, LockName name, long token);
 

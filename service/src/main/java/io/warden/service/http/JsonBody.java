@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.warden.service.api.WardenException;
 import java.util.Iterator;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -96,6 +97,37 @@ final class JsonBody {
             throw WardenException.invalid(field, "must be between " + min + " and " + max + ", got " + value.asText());
         }
         return Fields.checkRange(field, value.longValue(), min, max);
+    }
+
+    /**
+     * A JSON array of strings with at most {@code max} elements; null when absent. Longer arrays are refused before their
+     * elements are looked at.
+     */
+    List<String> optionalStrings(String field, int max) {
+        JsonNode value = present(field);
+        if (value == null) {
+            return null;
+        }
+        if (!value.isArray()) {
+            throw WardenException.invalid(field, "must be an array of strings, got " + describe(value));
+        }
+        if (value.size() > max) {
+            throw WardenException.invalid(field, "has at most " + max + " elements, got " + value.size());
+        }
+        List<String> out = new java.util.ArrayList<>(value.size());
+        for (JsonNode e : value) {
+            if (!e.isTextual()) {
+                throw WardenException.invalid(field, "must be an array of strings; element " + out.size() + " is "
+                        + describe(e));
+            }
+            out.add(e.textValue());
+        }
+        return out;
+    }
+
+    /** Whether {@code field} is present and not null. */
+    boolean has(String field) {
+        return present(field) != null;
     }
 
     private JsonNode present(String field) {

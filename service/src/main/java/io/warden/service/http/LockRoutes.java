@@ -67,7 +67,12 @@ final class LockRoutes {
 
     void acquire(Context ctx) {
         requests.noQuery(exchange.query(ctx));
-        AcquireRequest r = requests.acquire(exchange.body(ctx));
+        byte[] body = exchange.body(ctx);
+        if (requests.isMultiAcquire(body)) {
+            multiAcquire(ctx, requests.multiAcquire(body));
+            return;
+        }
+        AcquireRequest r = requests.acquire(body);
         Caller caller = Access.caller(ctx);
         String ns = r.name().namespace();
         access.need(caller, ns, Role.LOCK, "acquire " + r.name());
@@ -76,10 +81,35 @@ final class LockRoutes {
                 result -> Replies.Acquired.of(result, r.requestId(), h -> Access.shown(caller, h, ns)));
     }
 
+    /**
+     * A multi-lock acquire: the caller needs the lock role in every name's namespace (a 403 names the first it lacks),
+     * and the session must be its own (or it an admin of every namespace the session and the names touch).
+     */
+    private void multiAcquire(Context ctx, io.warden.service.api.MultiAcquireRequest r) {
+        Caller caller = Access.caller(ctx);
+        java.util.Set<String> namespaces = new java.util.LinkedHashSet<>();
+        r.names().forEach(n -> namespaces.add(n.namespace()));
+        for (String ns : namespaces) {
+            access.need(caller, ns, Role.LOCK, "acquire " + r.names());
+        }
+        exchange.reply(ctx, () -> {
+            java.util.concurrent.CompletableFuture<Void> allowed = java.util.concurrent.CompletableFuture.completedFuture(null);
+            for (String ns : namespaces) {
+                allowed = allowed.thenCompose(v -> access.session(caller, r.sessionId(), ns, "acquire " + r.names()));
+            }
+            return allowed.thenCompose(v -> warden.acquireAll(r));
+        }, result -> Replies.MultiAcquired.of(result, r.requestId(), (h, ns) -> Access.shown(caller, h, ns)));
+    }
+
     void release(Context ctx) {
         requests.noQuery(exchange.query(ctx));
         Requests.Release r = requests.release(exchange.body(ctx));
         Caller caller = Access.caller(ctx);
+        if (r.name() == null) {
+            exchange.reply(ctx, () -> access.session(caller, r.sessionId(), null, "release request " + r.requestId())
+                    .thenCompose(v -> warden.releaseRequest(r.sessionId(), r.requestId())), Replies.Released::new);
+            return;
+        }
         String action = (r.token() != null ? "release " : "cancel a request on ") + r.name();
         if (r.token() != null) {
             exchange.reply(ctx, () -> access.session(caller, r.sessionId(), r.name().namespace(), action)

@@ -19,6 +19,7 @@ import io.warden.service.api.Waiter;
 import io.warden.service.watch.Resync;
 import io.warden.service.watch.WatchEvent;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The JSON replies of contract §3, as records written by {@link Json} in snake_case. Null members are left
@@ -109,6 +110,23 @@ final class Replies {
         static Acquired of(AcquireResult r, String requestId, UnaryOperator<Holder> shown) {
             return new Acquired(r.status(), r.token(), r.position(), requestId, HolderReply.all(r.holders(), shown),
                     rev(r.revision()));
+        }
+    }
+
+    /**
+     * The answer to a multi-lock acquire: {@code tokens} (name to token) when GRANTED, {@code holders} per name, and
+     * {@code position} on the first name the request does not hold yet when QUEUED.
+     */
+    record MultiAcquired(AcquireResult.Status status, Map<String, Long> tokens, Integer position, String requestId,
+                         Map<String, List<HolderReply>> holders, Long revision) {
+        static MultiAcquired of(io.warden.service.api.MultiAcquireResult r, String requestId,
+                                java.util.function.BiFunction<Holder, String, Holder> shown) {
+            Map<String, List<HolderReply>> holders = new java.util.LinkedHashMap<>();
+            r.holders().forEach((name, hs) -> {
+                String ns = name.substring(0, name.indexOf('/'));
+                holders.put(name, HolderReply.all(hs, h -> shown.apply(h, ns)));
+            });
+            return new MultiAcquired(r.status(), r.tokens(), r.position(), requestId, holders, rev(r.revision()));
         }
     }
 

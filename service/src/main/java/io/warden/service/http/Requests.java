@@ -3,6 +3,7 @@ package io.warden.service.http;
 import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.LockName;
 import io.warden.service.api.Mode;
+import io.warden.service.api.MultiAcquireRequest;
 import io.warden.service.api.OnTimeout;
 import io.warden.service.api.WardenException;
 import io.warden.service.config.WardenConfig;
@@ -31,7 +32,10 @@ final class Requests {
     record Keepalive(Long ttlMs) {
     }
 
-    /** Exactly one of {@code token} (release a hold) and {@code requestId} (cancel a request) is set. */
+    /**
+     * Exactly one of {@code token} (release a hold) and {@code requestId} (cancel a request) is set. {@code name} is null
+     * for a release of a whole request by its {@code requestId} (every name of a multi-lock request).
+     */
     record Release(String sessionId, LockName name, Long token, String requestId) {
     }
 
@@ -71,6 +75,49 @@ final class Requests {
         return new Keepalive(b.optionalLong("ttl_ms", 1, Long.MAX_VALUE));
     }
 
+    /**
+     * Whether the acquire body names several locks ({@code names}): a multi-lock acquire ({@link #multiAcquire}). A body
+     * that is not a JSON object is not, and {@link #acquire} says what is wrong with it.
+     */
+    boolean isMultiAcquire(byte[] body) {
+        try {
+            com.fasterxml.jackson.databind.JsonNode tree = json.readTree(body);
+            return tree != null && tree.isObject() && tree.hasNonNull("names");
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    /**
+     * A multi-lock acquire: {@code names} (2 to 64 distinct lock names) instead of {@code name}, EXCLUSIVE or SHARED, with
+     * no {@code permits} (a semaphore takes one name).
+     */
+    MultiAcquireRequest multiAcquire(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body,
+                Set.of("session_id", "name", "names", "mode", "permits", "wait_ms", "request_id", "on_timeout"));
+        String sessionId = Fields.sessionId("session_id", b.requiredString("session_id"));
+        if (b.has("name")) {
+            throw WardenException.invalid("names", "give either name (one lock) or names (several locks), not both");
+        }
+        List<String> texts = b.optionalStrings("names", MultiAcquireRequest.MAX_NAMES);
+        List<LockName> names = new java.util.ArrayList<>(texts.size());
+        for (String text : texts) {
+            names.add(Fields.lockName("names", text));
+        }
+        if (b.has("permits")) {
+            throw WardenException.invalid("permits", "a multi-lock request takes no permits: a SEMAPHORE takes one name");
+        }
+        String modeText = b.optionalString("mode");
+        Mode mode = modeText == null ? Mode.EXCLUSIVE : Fields.mode("mode", modeText);
+        Long waitMs = b.optionalLong("wait_ms", 0, AcquireRequest.MAX_WAIT_MS);
+        String requestIdText = b.optionalString("request_id");
+        String requestId = requestIdText == null ? newRequestId() : Fields.requestId("request_id", requestIdText);
+        String onTimeoutText = b.optionalString("on_timeout");
+        OnTimeout onTimeout = onTimeoutText == null ? OnTimeout.CANCEL : Fields.onTimeout("on_timeout", onTimeoutText);
+        return new MultiAcquireRequest(sessionId, names, mode, waitMs == null ? 0 : waitMs, requestId, onTimeout,
+                requestIdText != null);
+    }
+
     AcquireRequest acquire(byte[] body) {
         JsonBody b = JsonBody.parse(json, body,
                 Set.of("session_id", "name", "mode", "permits", "wait_ms", "request_id", "on_timeout"));
@@ -92,10 +139,14 @@ final class Requests {
     Release release(byte[] body) {
         JsonBody b = JsonBody.parse(json, body, Set.of("session_id", "name", "token", "request_id"));
         String sessionId = Fields.sessionId("session_id", b.requiredString("session_id"));
-        LockName name = Fields.lockName("name", b.requiredString("name"));
         Long token = b.optionalLong("token", 1, Long.MAX_VALUE);
         String requestIdText = b.optionalString("request_id");
         String requestId = requestIdText == null ? null : Fields.requestId("request_id", requestIdText);
+        String nameText = b.optionalString("name");
+        if (nameText == null && token == null && requestId != null) {
+            return new Release(sessionId, null, null, requestId); // the whole request, every name of it
+        }
+        LockName name = Fields.lockName("name", nameText == null ? b.requiredString("name") : nameText);
         if ((token == null) == (requestId == null)) {
             throw WardenException.invalid(token == null ? "token" : "request_id",
                     "give exactly one of token (release a hold) or request_id (cancel a queued request)");

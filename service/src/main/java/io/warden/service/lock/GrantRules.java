@@ -1,6 +1,11 @@
 package io.warden.service.lock;
 
 import io.warden.service.queue.LockQueue;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.function.Function;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 
 /**
  * The rules by which the engine grants a lock, names its token, wakes a waiting call and matches a release's token, as
@@ -8,8 +13,8 @@ import io.warden.service.queue.LockQueue;
  * seam, as Caffeine is given its {@code Ticker}) so that the proof suite can build a gateway that breaks one on purpose
  * and show that its checkers see the breach; nothing in the gateway chooses other rules.
  *
- * <p>Implementations are called on ZooKeeper's event thread and must be quick and side-effect free but for
- * {@link #awaitedEntryGone}'s {@code wake}.
+ * <p>Implementations are called on ZooKeeper's event thread (or a caller's) and must be quick and side-effect free but for
+ * {@link #awaitedEntryGone}'s {@code wake} and {@link #writeMulti}'s {@code send}.
  */
 public interface GrantRules {
     /** The contract's rules. */
@@ -46,5 +51,17 @@ public interface GrantRules {
     /** The entry a held call waits for is gone: {@code wake} looks at the call again at once (§2.4). */
     default void awaitedEntryGone(Runnable wake) {
         wake.run();
+    }
+
+    /**
+     * Sends a multi-lock request's writes (§2.11): {@code ops} are the record's create and set, then one sequential
+     * create per name from {@code firstEntry} on, in the request's order ({@code names} of them), then the client id
+     * note's; {@code send} sends one transaction. The contract sends them as one transaction, so that two requests are
+     * in the same order on every name they share and never wait for each other in a cycle. The answer is the results of
+     * every op, in the order of {@code ops}.
+     */
+    default CompletableFuture<List<CuratorTransactionResult>> writeMulti(List<CuratorOp> ops, int firstEntry, int names,
+            Function<List<CuratorOp>, CompletableFuture<List<CuratorTransactionResult>>> send) {
+        return send.apply(ops);
     }
 }

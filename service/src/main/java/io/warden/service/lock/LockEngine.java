@@ -80,6 +80,8 @@ public final class LockEngine implements io.warden.service.session.SessionListen
     private final HeldCalls held;
     /** Try-locks refused from a read, without a write. */
     private final TryRefusals refusals;
+    /** Multi-lock requests: their acquires and held calls. */
+    private final MultiLocks multis;
 
     /**
      * @param queues                  every listing of a lock's queue goes through it
@@ -118,6 +120,67 @@ public final class LockEngine implements io.warden.service.session.SessionListen
         this.held = new HeldCalls(zk, clock, metrics, rules, tokens, queues, reader, ends, sessions, quotas,
                 maxEntriesPerLock, maxWaitersPerLock);
         this.refusals = new TryRefusals(zk, clock, queues, reader, rules);
+        this.multis = new MultiLocks(zk, clock, metrics, rules, tokens, queues, reader, ends, nodes, sessions, quotas,
+                maxRequestsPerSession, maxEntriesPerLock, maxWaitersPerLock);
+    }
+
+    /**
+     * A multi-lock acquire (contract §2.11): every entry made in one transaction, GRANTED once it holds every name
+     * ({@link MultiLocks}).
+     */
+    public CompletableFuture<io.warden.service.api.MultiAcquireResult> acquireAll(io.warden.service.api.MultiAcquireRequest req) {
+        return multis.acquire(req);
+    }
+
+    /** Attempts of a release by request id that keeps finding the request made between its reads (never in practice). */
+    private static final int RELEASE_REQUEST_ATTEMPTS = 3;
+
+    /**
+     * Ends the request {@code requestId} of the session as a whole, whatever it is: releases what it holds and cancels
+     * what it waits for, in one transaction (a multi-lock request's every entry). False when the request had already
+     * ended; a request id the session never used is remembered as ended (a tombstone, as a cancel leaves), so an acquire
+     * that this call overtook fails when it arrives.
+     */
+    public CompletableFuture<Boolean> releaseRequest(String sessionId, String requestId) {
+        try {
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return releaseRequest(sessionId, requestId, 1);
+    }
+
+    private CompletableFuture<Boolean> releaseRequest(String sessionId, String requestId, int attempt) {
+        String uuid = CellPaths.requestUuid(sessionId, requestId);
+        String record = CellPaths.sessionRequest(sessionId, uuid);
+        // Synced: the request may have been made through another gateway a moment ago.
+        return zk.sync(record).thenCompose(v -> zk.data(record)).handle((ds, err) -> {
+            if (err != null && Zk.code(err) == Code.NONODE) {
+                return ends.tombstone(sessionId, uuid).thenCompose(made -> made || attempt >= RELEASE_REQUEST_ATTEMPTS
+                        ? CompletableFuture.completedFuture(false) : releaseRequest(sessionId, requestId, attempt + 1));
+            }
+            if (err != null) {
+                throw Zk.translate(err);
+            }
+            RequestRecord rec = Json.readOrNull(ds.data(), RequestRecord.class);
+            if (rec == null || rec.done()) {
+                return CompletableFuture.completedFuture(false);
+            }
+            if (!rec.multiLock()) {
+                return cancel(sessionId, LockName.parse(rec.name()), requestId);
+            }
+            List<String> lockPaths = rec.lockNames().stream().map(n -> CellPaths.lock(LockName.parse(n))).toList();
+            return ends.endRequest(sessionId, uuid, lockPaths).thenApply(endedNow -> {
+                if (endedNow) {
+                    lockPaths.forEach(held::released);
+                    sessions.count(sessionId, -1);
+                    quotas.ended(sessionId, uuid);
+                    multis.removed(sessionId, uuid);
+                    log.debug("released multi-lock request {} of session {} on {}", requestId, sessionId, rec.lockNames());
+                }
+                return endedNow;
+            });
+        }).thenCompose(f -> f);
     }
 
     // ------------------------------------------------------------------ acquire
@@ -451,7 +514,11 @@ public final class LockEngine implements io.warden.service.session.SessionListen
                 log.debug("release of {} by session {} with token {}: no such hold (stale or foreign token)", name, sessionId, token);
                 return false;
             }
-            ended(sessionId, lockPath, ended.id());
+            if (ended.requestEnded()) {
+                ended(sessionId, lockPath, ended.entry().id());
+            } else {
+                held.released(lockPath); // one name of a multi-lock request: the request itself stays (and counts)
+            }
             log.debug("released {} token {} of session {}", name, token, sessionId);
             return true;
         });
@@ -481,6 +548,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
         sessions.count(sessionId, -1);
         quotas.ended(sessionId, uuid);
         held.removed(sessionId, uuid);
+        multis.removed(sessionId, uuid);
     }
 
     /** The session ended (closed or expired here): answer its held calls with SESSION_NOT_FOUND. */
@@ -489,6 +557,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
         sessions.forget(sessionId);
         quotas.sessionEnded(sessionId);
         held.failSession(sessionId, WardenException.sessionNotFound(sessionId));
+        multis.failSession(sessionId, WardenException.sessionNotFound(sessionId));
     }
 
     // ------------------------------------------------------------------ drain
@@ -500,6 +569,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
      */
     public void cellRolledBack(WardenException refusal) {
         held.failAll(refusal);
+        multis.failAll(refusal);
         nodes.clear();
         ends.forgetHints();
     }
@@ -507,6 +577,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
     /** Stops taking acquires; answers every held call with UNAVAILABLE. Queued requests stay queued in ZooKeeper. */
     public void drain() {
         held.drain();
+        multis.drain();
     }
 
     /** Every listing of a lock's queue (for the listings and the watch mirror too). */
@@ -520,7 +591,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
     }
 
     public int pendingCount() {
-        return held.size();
+        return held.size() + multis.size();
     }
 
     private static String lastSegment(String path) {

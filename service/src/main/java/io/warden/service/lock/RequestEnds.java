@@ -69,10 +69,17 @@ final class RequestEnds {
     }
 
     /**
-     * Ends the session's request on the lock whose token is {@code token}: the entry it ended, or null when there is
-     * none (a stale or foreign token). SESSION_NOT_FOUND when the session is gone.
+     * What a release by token ended: the entry, and whether that ended its request — false for one entry of a multi-lock
+     * request, whose record stays live for its other names (docs/decisions/0012).
      */
-    CompletableFuture<QueueEntry> release(String sessionId, String lockPath, long token) {
+    record Released(QueueEntry entry, boolean requestEnded) {
+    }
+
+    /**
+     * Ends the session's entry on the lock whose token is {@code token}: what it ended, or null when there is none (a
+     * stale or foreign token). SESSION_NOT_FOUND when the session is gone.
+     */
+    CompletableFuture<Released> release(String sessionId, String lockPath, long token) {
         QueueEntry known = made.remove(key(sessionId, lockPath, token));
         CompletableFuture<QueueEntry> found = known != null ? CompletableFuture.completedFuture(known)
                 : findSynced(sessionId, lockPath, token);
@@ -80,14 +87,117 @@ final class RequestEnds {
             if (entry == null) {
                 return CompletableFuture.completedFuture(null);
             }
-            return end(lockPath, sessionId, entry).thenCompose(deleted -> {
-                if (!deleted && known != null) {
+            return endEntry(lockPath, sessionId, entry).thenCompose(ended -> {
+                if (ended == null && known != null) {
                     // The hint was stale; ask ZooKeeper (which also says 404 when the session is gone).
-                    return findSynced(sessionId, lockPath, token).thenCompose(e -> e == null ? CompletableFuture.completedFuture(null)
-                            : end(lockPath, sessionId, e).thenApply(d -> d ? e : null));
+                    return findSynced(sessionId, lockPath, token).thenCompose(e -> e == null
+                            ? CompletableFuture.completedFuture(null) : endEntry(lockPath, sessionId, e));
                 }
-                return CompletableFuture.completedFuture(deleted ? entry : null);
+                return CompletableFuture.completedFuture(ended);
             });
+        });
+    }
+
+    /**
+     * Ends one entry: its whole request ({@link #end}) unless it is an entry of a multi-lock request, which loses that
+     * entry only ({@link #endOneOfMulti}). Null when the entry is already gone.
+     */
+    private CompletableFuture<Released> endEntry(String lockPath, String sessionId, QueueEntry entry) {
+        return nodes.get(lockPath, entry).thenCompose(info -> {
+            if (info != null && info.data() != null && info.data().multiLock()) {
+                return endOneOfMulti(lockPath + "/" + entry.node(), sessionId, entry.id())
+                        .thenApply(d -> d ? new Released(entry, false) : null);
+            }
+            return end(lockPath, sessionId, entry).thenApply(d -> d ? new Released(entry, true) : null);
+        });
+    }
+
+    /**
+     * Deletes one entry of a multi-lock request, leaving its record live (a repeat of the acquire with its request id
+     * must still find the request, and a release of the whole request ends the rest); false when the entry is gone.
+     */
+    private CompletableFuture<Boolean> endOneOfMulti(String nodePath, String sessionId, String uuid) {
+        List<CuratorOp> ops;
+        try {
+            ops = List.of(zk.ops().delete().forPath(nodePath));
+        } catch (Exception e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return zk.multi(ops).handle((r, err) -> {
+            if (err == null) {
+                nodes.forget(nodePath);
+                return CompletableFuture.completedFuture(true);
+            }
+            if (Zk.code(err) == Code.NONODE) {
+                if (Zk.MultiFailure.maybeApplied(err)) {
+                    // A first attempt may have been applied: only a live record (an expiry deletes it, the end of the
+                    // whole request tombstones it) says the entry was ours to delete and nobody else ended it.
+                    String record = CellPaths.sessionRequest(sessionId, uuid);
+                    return zk.exists(record).thenApply(stat -> stat != null && stat.getVersion() == Tombstones.TOMBSTONE_VERSION - 1);
+                }
+                return CompletableFuture.completedFuture(false);
+            }
+            throw Zk.translate(err);
+        }).thenCompose(f -> f);
+    }
+
+    /** Attempts of the end of a whole multi-lock request that keeps losing races with releases of its entries. */
+    private static final int END_REQUEST_ATTEMPTS = 4;
+
+    /**
+     * Ends a live multi-lock request as a whole: deletes every entry it still has on {@code lockPaths} (its names), tombstones
+     * its record and marks the end, in one {@code multi}. True when this call ended it; false when it had already
+     * ended. SESSION_NOT_FOUND when the session is gone.
+     */
+    CompletableFuture<Boolean> endRequest(String sessionId, String uuid, List<String> lockPaths) {
+        return endRequest(sessionId, uuid, lockPaths, 1);
+    }
+
+    private CompletableFuture<Boolean> endRequest(String sessionId, String uuid, List<String> lockPaths, int attempt) {
+        List<CompletableFuture<List<String>>> reads = new ArrayList<>(lockPaths.size());
+        for (String lockPath : lockPaths) {
+            reads.add(queues.childrenOrEmpty(lockPath, "the request's entry on it cannot be found to end it"));
+        }
+        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+            List<String> present = new ArrayList<>();
+            for (int k = 0; k < lockPaths.size(); k++) {
+                String lockPath = lockPaths.get(k);
+                LockQueue.of(reads.get(k).join()).byId(uuid).ifPresent(e -> present.add(lockPath + "/" + e.node()));
+            }
+            List<CuratorOp> ops;
+            try {
+                ops = tombstones.endOps(present, sessionId, uuid);
+            } catch (Exception e) {
+                return CompletableFuture.<Boolean>failedFuture(e);
+            }
+            return zk.multi(ops).handle((r, err) -> {
+                if (err == null) {
+                    present.forEach(nodes::forget);
+                    tombstones.ended(sessionId, r.get(present.size() + 1).getResultPath());
+                    return CompletableFuture.completedFuture(true);
+                }
+                Throwable cause = Zk.unwrap(err);
+                if (!(cause instanceof Zk.MultiFailure mf) || (mf.code() != Code.NONODE && mf.code() != Code.BADVERSION)) {
+                    throw Zk.translate(err);
+                }
+                String record = CellPaths.sessionRequest(sessionId, uuid);
+                return zk.exists(CellPaths.session(sessionId)).thenCombine(zk.exists(record), (session, rec) -> {
+                    if (session == null) {
+                        throw WardenException.sessionNotFound(sessionId);
+                    }
+                    return rec;
+                }).thenCompose(rec -> {
+                    if (rec == null || rec.getVersion() >= Tombstones.TOMBSTONE_VERSION) {
+                        // Ended meanwhile: by this call's first attempt when Curator sent it again, else by another.
+                        return CompletableFuture.completedFuture(rec != null && mf.maybeApplied());
+                    }
+                    if (attempt >= END_REQUEST_ATTEMPTS) {
+                        throw Zk.translate(err);
+                    }
+                    // An entry went between the reads and the write (released by its token): read again.
+                    return endRequest(sessionId, uuid, lockPaths, attempt + 1);
+                });
+            }).thenCompose(f -> f);
         });
     }
 
@@ -112,7 +222,24 @@ final class RequestEnds {
             }
             return LockQueue.of(children).byId(uuid);
         }).thenCompose((Optional<QueueEntry> entry) -> entry.isEmpty() ? forget(sessionId, lockPath, uuid, attempt)
-                : end(lockPath, sessionId, entry.get()));
+                : endFound(lockPath, sessionId, entry.get()));
+    }
+
+    /** A cancel found the request's entry: ends the request (a multi-lock request as a whole: it cannot hold without it). */
+    private CompletableFuture<Boolean> endFound(String lockPath, String sessionId, QueueEntry entry) {
+        return nodes.get(lockPath, entry).thenCompose(info -> {
+            if (info == null || info.data() == null || !info.data().multiLock()) {
+                return end(lockPath, sessionId, entry);
+            }
+            return zk.data(CellPaths.sessionRequest(sessionId, entry.id())).thenCompose(ds -> {
+                RequestRecord rec = Json.readOrNull(ds.data(), RequestRecord.class);
+                if (rec == null || rec.done()) {
+                    return CompletableFuture.completedFuture(false);
+                }
+                return endRequest(sessionId, entry.id(), rec.lockNames().stream()
+                        .map(n -> CellPaths.lock(io.warden.service.api.LockName.parse(n))).toList());
+            });
+        });
     }
 
     /** No queue entry for the request: leaves its tombstone, unless its record exists. Always false: nothing ended. */
@@ -226,20 +353,29 @@ final class RequestEnds {
      * hold (they are ahead of it and entries ahead never come back), so no call was told it did.
      */
     CompletableFuture<Ended> endWhileBlocked(String nodePath, String sessionId, String uuid, List<String> blockerPaths) {
-        List<CuratorOp> ops = new java.util.ArrayList<>(blockerPaths.size() + 3);
+        return endWhileBlocked(List.of(nodePath), sessionId, uuid, blockerPaths);
+    }
+
+    /**
+     * As above, for a request with an entry at each of {@code nodePaths} (a multi-lock request's, all ended together);
+     * {@code blockerPaths}: what keeps one of its entries that does not hold from holding.
+     */
+    CompletableFuture<Ended> endWhileBlocked(List<String> nodePaths, String sessionId, String uuid, List<String> blockerPaths) {
+        List<CuratorOp> ops = new java.util.ArrayList<>(blockerPaths.size() + nodePaths.size() + 2);
         try {
             for (String blockerPath : blockerPaths) {
                 ops.add(zk.ops().check().forPath(blockerPath));
             }
-            ops.addAll(tombstones.endOps(nodePath, sessionId, uuid));
+            ops.addAll(nodePaths.size() == 1 ? tombstones.endOps(nodePaths.get(0), sessionId, uuid)
+                    : tombstones.endOps(nodePaths, sessionId, uuid));
         } catch (Exception e) {
             return CompletableFuture.failedFuture(e);
         }
         int checks = blockerPaths.size();
         return zk.multi(ops).handle((r, err) -> {
             if (err == null) {
-                nodes.forget(nodePath);
-                tombstones.ended(sessionId, r.get(checks + 2).getResultPath());
+                nodePaths.forEach(nodes::forget);
+                tombstones.ended(sessionId, r.get(checks + nodePaths.size() + 1).getResultPath());
                 return CompletableFuture.completedFuture(Ended.ENDED);
             }
             if (Zk.unwrap(err) instanceof Zk.MultiFailure mf && mf.code() == Code.NONODE) {

@@ -68,6 +68,22 @@ final class Tombstones {
     }
 
     /**
+     * The operations that end a multi-lock request: delete each of {@code nodePaths} (the entries it still has), then
+     * tombstone its record and mark the end, as {@link #endOps} does for one entry.
+     */
+    List<CuratorOp> endOps(List<String> nodePaths, String sessionId, String uuid) throws Exception {
+        List<CuratorOp> ops = new ArrayList<>(nodePaths.size() + 2);
+        for (String nodePath : nodePaths) {
+            ops.add(zk.ops().delete().forPath(nodePath));
+        }
+        ops.add(zk.ops().setData().withVersion(TOMBSTONE_VERSION - 1).forPath(CellPaths.sessionRequest(sessionId, uuid),
+                Json.write(RequestRecord.TOMBSTONE)));
+        ops.add(zk.ops().create().withMode(CreateMode.PERSISTENT_SEQUENTIAL)
+                .forPath(CellPaths.sessionRequest(sessionId, MARKER + uuid + "_")));
+        return ops;
+    }
+
+    /**
      * The operations that remember a cancel of a request that was never made (or not yet: its acquire may still be on
      * its way, overtaken by the cancel): create its record as a tombstone, brought to version
      * {@value #TOMBSTONE_VERSION} like every other tombstone (so pruning treats it alike), and mark the end. A late

@@ -8,18 +8,36 @@ import io.warden.service.api.Mode;
  * ({@code POST /v1/revoke}), which writes the same fields with {@link #revoke} set, so that the request to let go is
  * kept with the hold it names (a gateway that fails over reads it there). {@code principal} is the owner of the session
  * (null in open mode), so listings can show other principals' holders by principal without a read of each session.
- * The fields that say who asked for what never change: a reader that cached them stays right.
+ * The fields that say who asked for what never change: a reader that cached them stays right. {@code multi} is true on
+ * the entries of a multi-lock request (docs/decisions/0012), absent otherwise: a release of one such entry by its
+ * token removes that entry only, and keeps the request's record live for its other names.
  */
 public record QueueNodeData(String sessionId, String clientId, String requestId, Mode mode,
                             @JsonInclude(JsonInclude.Include.NON_NULL) String principal,
-                            @JsonInclude(JsonInclude.Include.NON_NULL) RevokeNote revoke) {
+                            @JsonInclude(JsonInclude.Include.NON_NULL) RevokeNote revoke,
+                            @JsonInclude(JsonInclude.Include.NON_NULL) Boolean multi) {
     public QueueNodeData(String sessionId, String clientId, String requestId, Mode mode, String principal) {
-        this(sessionId, clientId, requestId, mode, principal, null);
+        this(sessionId, clientId, requestId, mode, principal, null, null);
+    }
+
+    public QueueNodeData(String sessionId, String clientId, String requestId, Mode mode, String principal,
+                         RevokeNote revoke) {
+        this(sessionId, clientId, requestId, mode, principal, revoke, null);
+    }
+
+    /** An entry of a multi-lock request. */
+    public static QueueNodeData ofMulti(String sessionId, String clientId, String requestId, Mode mode, String principal) {
+        return new QueueNodeData(sessionId, clientId, requestId, mode, principal, null, true);
+    }
+
+    /** Whether this entry is one of a multi-lock request's. */
+    public boolean multiLock() {
+        return Boolean.TRUE.equals(multi);
     }
 
     /** The same request, asked to let go. */
     public QueueNodeData withRevoke(RevokeNote note) {
-        return new QueueNodeData(sessionId, clientId, requestId, mode, principal, note);
+        return new QueueNodeData(sessionId, clientId, requestId, mode, principal, note, multi);
     }
 
     /**

@@ -83,6 +83,7 @@ final class SessionExpiry {
             try {
                 // First: the marker whose notification tells watches that this transaction's deletions are an expiry.
                 ops.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(CellPaths.expiredMarker(t.id)));
+                java.util.Set<String> recordsDeleted = new java.util.HashSet<>();
                 for (SessionRequests.Request r : reqs) {
                     if (r.node() != null) {
                         if (r.holds() && delay) {
@@ -92,7 +93,9 @@ final class SessionExpiry {
                         }
                         (r.holds() ? released : cancelled).add(r.name() + " (czxid " + r.czxid() + ")");
                     }
-                    ops.add(zk.ops().delete().forPath(CellPaths.sessionRequest(t.id, r.uuid())));
+                    if (recordsDeleted.add(r.uuid())) { // a multi-lock request's one record, for all its entries
+                        ops.add(zk.ops().delete().forPath(CellPaths.sessionRequest(t.id, r.uuid())));
+                    }
                 }
                 if (!delayed.isEmpty()) {
                     ops.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(CellPaths.lockDelay(t.id),

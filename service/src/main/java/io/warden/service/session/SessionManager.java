@@ -367,12 +367,15 @@ public final class SessionManager {
                 List<String> released = new ArrayList<>();
                 List<String> cancelled = new ArrayList<>();
                 try {
+                    java.util.Set<String> recordsDeleted = new java.util.HashSet<>();
                     for (SessionRequests.Request r : reqs) {
                         if (r.node() != null) {
                             ops.add(zk.ops().delete().forPath(r.nodePath()));
                             (r.holds() ? released : cancelled).add(r.name().toString());
                         }
-                        ops.add(zk.ops().delete().forPath(CellPaths.sessionRequest(sessionId, r.uuid())));
+                        if (recordsDeleted.add(r.uuid())) { // a multi-lock request's one record, for all its entries
+                            ops.add(zk.ops().delete().forPath(CellPaths.sessionRequest(sessionId, r.uuid())));
+                        }
                     }
                     ops.add(zk.ops().delete().withVersion(stat.getVersion()).forPath(path));
                 } catch (Exception e) {

@@ -35,7 +35,8 @@ final class SessionRequests {
      * One request of a session. {@code node} is null when the request has ended (its record is a tombstone; then
      * {@code name}, {@code mode} and {@code requestId} are null too) or when its queue node is gone otherwise (deleted
      * by hand); {@code holds} says whether it holds the lock now. {@code czxid} is its queue node's (and record's) czxid:
-     * the token is that plus the cell's token floor.
+     * the token is that plus the cell's token floor. A multi-lock request is one Request per name, all with its
+     * {@code uuid} (its one record).
      */
     record Request(String uuid, LockName name, Mode mode, String requestId, long czxid, String node, boolean holds) {
         String nodePath() {
@@ -96,7 +97,10 @@ final class SessionRequests {
                         if (rec.record.done()) {
                             ended.add(new Request(rec.uuid, null, null, null, rec.czxid, null, false));
                         } else {
-                            byName.computeIfAbsent(rec.record.name(), k -> new ArrayList<>()).add(rec);
+                            // A multi-lock request's record is listed under each of its names: one Request per entry.
+                            for (String name : rec.record.lockNames()) {
+                                byName.computeIfAbsent(name, k -> new ArrayList<>()).add(rec);
+                            }
                         }
                     });
                 }
