@@ -121,7 +121,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
                 maxEntriesPerLock, maxWaitersPerLock);
         this.refusals = new TryRefusals(zk, clock, queues, reader, rules);
         this.multis = new MultiLocks(zk, clock, metrics, rules, tokens, queues, reader, ends, nodes, sessions, quotas,
-                maxRequestsPerSession, maxEntriesPerLock, maxWaitersPerLock);
+                refusals, maxRequestsPerSession, maxEntriesPerLock, maxWaitersPerLock);
     }
 
     /**

@@ -74,6 +74,8 @@ final class MultiLocks {
     private final NodeInfoCache nodeInfos;
     private final SessionHints sessions;
     private final RequestQuotas quotas;
+    /** Try-locks refused from a read: a multi-lock try on a name seen busy lately reads before it writes. */
+    private final TryRefusals refusals;
     private final int maxRequestsPerSession;
     private final int maxEntriesPerLock;
     private final int maxWaitersPerLock;
@@ -83,7 +85,8 @@ final class MultiLocks {
 
     MultiLocks(Zk zk, Clock clock, WardenMetrics metrics, GrantRules rules, Tokens tokens, QueueListing queues,
                LockReader reader, RequestEnds ends, NodeInfoCache nodeInfos, SessionHints sessions, RequestQuotas quotas,
-               int maxRequestsPerSession, int maxEntriesPerLock, int maxWaitersPerLock) {
+               TryRefusals refusals, int maxRequestsPerSession, int maxEntriesPerLock, int maxWaitersPerLock) {
+        this.refusals = refusals;
         this.zk = zk;
         this.clock = clock;
         this.metrics = metrics;
@@ -116,10 +119,58 @@ final class MultiLocks {
                 throw HeldCalls.drainingError();
             }
             zk.failFast();
-            return sessions.prepare(req.sessionId()).thenCompose(p -> create(req, p, start, 1)).thenCompose(this::start);
+            CompletableFuture<MultiAcquireResult> result = sessions.prepare(req.sessionId())
+                    .thenCompose(p -> tryOrMake(req, p, start));
+            return req.waitMs() != 0 ? result : result.whenComplete((r, err) -> {
+                if (r != null && r.status() == Status.TIMED_OUT) {
+                    // The names that had holders are busy: the next tries on them read before they write.
+                    r.holders().forEach((name, hs) -> {
+                        if (!hs.isEmpty()) {
+                            refusals.refused(CellPaths.lock(LockName.parse(name)));
+                        }
+                    });
+                }
+            });
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
+    }
+
+    /**
+     * A try (wait_ms 0) with a name seen busy lately is first decided from a linearizable read of those names, as a
+     * one-name try is ({@link TryRefusals}): when one of them could not be granted now, the try is answered TIMED_OUT
+     * with that name's holders and writes nothing (or, with a request id given, only the tombstone a repeat must find).
+     * Every other acquire, and a try the reads do not refuse, makes its request.
+     */
+    private CompletableFuture<MultiAcquireResult> tryOrMake(MultiAcquireRequest req, SessionHints.Prepared p, long start) {
+        List<LockName> busy = req.waitMs() != 0 ? List.of()
+                : req.names().stream().filter(n -> refusals.readFirst(CellPaths.lock(n))).toList();
+        if (busy.isEmpty()) {
+            return create(req, p, start, 1).thenCompose(this::start);
+        }
+        List<CompletableFuture<Optional<io.warden.service.api.AcquireResult>>> reads = busy.stream()
+                .map(n -> refusals.refusal(CellPaths.lock(n), req.mode(), 0)).toList();
+        return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+            Map<String, List<Holder>> holders = new java.util.LinkedHashMap<>();
+            long revision = 0;
+            for (int k = 0; k < busy.size(); k++) {
+                Optional<io.warden.service.api.AcquireResult> refusal = reads.get(k).join();
+                if (refusal.isPresent()) {
+                    holders.put(busy.get(k).toString(), refusal.get().holders());
+                    revision = Math.max(revision, refusal.get().revision());
+                }
+            }
+            if (holders.isEmpty()) {
+                return create(req, p, start, 1).thenCompose(this::start);
+            }
+            MultiAcquireResult refused = new MultiAcquireResult(Status.TIMED_OUT, null, null, holders, revision);
+            if (!req.requestIdGiven()) {
+                return CompletableFuture.completedFuture(refused);
+            }
+            return ends.tombstone(req.sessionId(), CellPaths.requestUuid(req.sessionId(), req.requestId()))
+                    .thenCompose(made -> made ? CompletableFuture.completedFuture(refused)
+                            : create(req, p, start, 1).thenCompose(this::start));
+        });
     }
 
     private static List<String> lockPaths(MultiAcquireRequest req) {

@@ -10,6 +10,7 @@ import io.warden.service.api.MultiAcquireResult;
 import io.warden.service.api.OnTimeout;
 import io.warden.service.api.Warden;
 import io.warden.service.api.WardenException;
+import io.warden.service.queue.LockQueue;
 import io.warden.service.queue.QueueEntry;
 import io.warden.service.support.WardenFixture;
 import org.apache.zookeeper.data.Stat;
@@ -114,8 +115,9 @@ class MultiLockTest {
         CompletableFuture<MultiAcquireResult> rb = w.acquireAll(multi(b, 60_000, "m/y", "m/x"));
         await("b queued on both", () -> fx.queueSize("m/x") == 3 && fx.queueSize("m/y") == 3);
         // The same request is second on x and on y: nobody is ahead on one name and behind on the other.
-        String secondOnX = QueueEntry.parse(fx.queue("m/x").get(1)).orElseThrow().id();
-        String secondOnY = QueueEntry.parse(fx.queue("m/y").get(1)).orElseThrow().id();
+        // (ZooKeeper lists children in no order; the queue's is by sequence number)
+        String secondOnX = LockQueue.of(fx.queue("m/x")).entries().get(1).id();
+        String secondOnY = LockQueue.of(fx.queue("m/y")).entries().get(1).id();
         assertThat(secondOnX).isEqualTo(secondOnY);
 
         assertThat(w.release(holder, LockName.parse("m/y"), hy.token()).join()).isTrue();
@@ -338,6 +340,50 @@ class MultiLockTest {
         assertThat(r.tokens()).hasSize(64);
         assertThat(w.releaseRequest(s, idOfAny(s, names.get(0))).join()).isTrue();
         assertThat(fx.queueSize(names.get(63))).isZero();
+    }
+
+    /**
+     * Contract §3: a try that cannot be granted writes nothing. The first refused multi-lock try on a name may be made
+     * and taken back (this gateway had not seen the name busy); every try after it reads the busy names first, and is
+     * refused with that name's holders without a write — or, with the caller's request id, with only the tombstone
+     * that makes its repeat (a lost reply resent) never granted.
+     */
+    @Test
+    void triesOnANameHeldByAnother_areRefusedWithItsHolders_andWriteNothing() throws Exception {
+        String a = session(w, "holder", 60_000);
+        String b = session(w, "trier", 60_000);
+        AcquireResult held = join(w.acquire(exclusive(a, "mt/held", 0)));
+        assertThat(joinAll(w.acquireAll(tryAll(b, "mt/free", "mt/held"))).status()).isEqualTo(Status.TIMED_OUT);
+
+        long zxid = fx.lastZxid();
+        for (int i = 0; i < 20; i++) {
+            MultiAcquireResult r = joinAll(w.acquireAll(tryAll(b, "mt/free", "mt/held")));
+            assertThat(r.status()).isEqualTo(Status.TIMED_OUT);
+            assertThat(r.holders().get("mt/held")).singleElement()
+                    .satisfies(h -> assertThat(h.token()).isEqualTo(held.token()));
+        }
+        assertThat(fx.lastZxid()).as("the cell's last zxid after 20 refused tries").isEqualTo(zxid);
+        assertThat(fx.queue("mt/free")).isEmpty();
+        assertThat(fx.queue("mt/held")).hasSize(1);
+
+        MultiAcquireRequest named = multi(b, "job-9", 0, OnTimeout.CANCEL, "mt/free", "mt/held");
+        assertThat(joinAll(w.acquireAll(named)).status()).isEqualTo(Status.TIMED_OUT);
+        assertThat(fx.lastZxid()).as("one write: the tombstone's multi").isEqualTo(zxid + 1);
+        assertThat(w.release(a, LockName.parse("mt/held"), held.token()).join()).isTrue();
+        assertThatThrownBy(() -> joinAll(w.acquireAll(named)))
+                .satisfies(e -> assertThat(code(e)).isEqualTo(WardenException.ErrorCode.INVALID_ARGUMENT))
+                .hasMessageContaining("already ended");
+        assertThat(fx.queue("mt/free")).isEmpty();
+        assertThat(fx.queue("mt/held")).isEmpty();
+
+        assertThat(joinAll(w.acquireAll(tryAll(b, "mt/free", "mt/held"))).status())
+                .as("both free now: a try reads, then is made and granted").isEqualTo(Status.GRANTED);
+    }
+
+    /** A try without the caller's request id (the gateway makes one up, as for a call that gave none). */
+    private static MultiAcquireRequest tryAll(String session, String... names) {
+        MultiAcquireRequest r = multi(session, 0, names);
+        return new MultiAcquireRequest(session, r.names(), Mode.EXCLUSIVE, 0, r.requestId(), OnTimeout.CANCEL, false);
     }
 
     private String idOfAny(String session, String name) throws Exception {
