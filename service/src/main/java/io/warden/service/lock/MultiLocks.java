@@ -1,5 +1,6 @@
 package io.warden.service.lock;
 
+import io.warden.service.api.AcquireResult;
 import io.warden.service.api.AcquireResult.Status;
 import io.warden.service.api.Holder;
 import io.warden.service.api.LockName;
@@ -123,9 +124,11 @@ final class MultiLocks {
                     .thenCompose(p -> tryOrMake(req, p, start));
             return req.waitMs() != 0 ? result : result.whenComplete((r, err) -> {
                 if (r != null && r.status() == Status.TIMED_OUT) {
-                    // The names that had holders are busy: the next tries on them read before they write.
+                    // The names another session held are busy: the next tries on them read before they write. (A
+                    // name the request itself held while it waited for another is not: reading it first would cost a
+                    // sync and a read for nothing.)
                     r.holders().forEach((name, hs) -> {
-                        if (!hs.isEmpty()) {
+                        if (hs.stream().anyMatch(h -> !req.sessionId().equals(h.sessionId()))) {
                             refusals.refused(CellPaths.lock(LockName.parse(name)));
                         }
                     });
@@ -148,13 +151,13 @@ final class MultiLocks {
         if (busy.isEmpty()) {
             return create(req, p, start, 1).thenCompose(this::start);
         }
-        List<CompletableFuture<Optional<io.warden.service.api.AcquireResult>>> reads = busy.stream()
+        List<CompletableFuture<Optional<AcquireResult>>> reads = busy.stream()
                 .map(n -> refusals.refusal(CellPaths.lock(n), req.mode(), 0)).toList();
         return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
             Map<String, List<Holder>> holders = new java.util.LinkedHashMap<>();
             long revision = 0;
             for (int k = 0; k < busy.size(); k++) {
-                Optional<io.warden.service.api.AcquireResult> refusal = reads.get(k).join();
+                Optional<AcquireResult> refusal = reads.get(k).join();
                 if (refusal.isPresent()) {
                     holders.put(busy.get(k).toString(), refusal.get().holders());
                     revision = Math.max(revision, refusal.get().revision());
