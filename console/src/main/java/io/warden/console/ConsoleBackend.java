@@ -5,6 +5,7 @@ import io.warden.console.model.AuditEntry;
 import io.warden.console.model.CellSnapshot;
 import io.warden.console.model.Health;
 import io.warden.console.model.LockDetail;
+import io.warden.console.model.WaitFor;
 
 import java.util.List;
 import java.util.Optional;
@@ -25,6 +26,14 @@ public interface ConsoleBackend {
      * a second old to bound the cost of many open consoles; {@link CellSnapshot#takenAt()} says when it was read.
      */
     CompletableFuture<CellSnapshot> snapshot();
+
+    /**
+     * The gateway's wait-for graph and its deadlocks, as its watch mirror shows them (no ZooKeeper read). The default
+     * cannot: a gateway without a mirror keeps no graph.
+     */
+    default CompletableFuture<WaitFor> waitFor() {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("this gateway keeps no wait-for graph"));
+    }
 
     /** One lock read fresh from ZooKeeper, with the recent events this gateway saw on it; empty when it has no queue. */
     CompletableFuture<Optional<LockDetail>> lock(String name);

@@ -186,8 +186,8 @@ final class Pages {
     }
 
     /**
-     * With an auth file every page needs a login (contract §6: the console's pages show every session): a page is a
-     * 303 to the login page, coming back here after; a live fragment or a POST is a 401 text.
+     * With an auth file every page needs a login (docs/api.md, authorization: the console's pages show every session):
+     * a page is a 303 to the login page, coming back here after; a live fragment or a POST is a 401 text.
      */
     private static void requireLogin(Context ctx) {
         if (ctx.method() == io.javalin.http.HandlerType.GET && ctx.queryParam(FRAGMENT) == null) {

@@ -6,7 +6,7 @@ import io.warden.console.view.WaitForGraph;
 import io.warden.console.view.WaitsView;
 
 /**
- * {@code GET /console/waits}: the wait-for graph of the snapshot, deadlocks first.
+ * {@code GET /console/waits}: the gateway's wait-for graph ({@link ConsoleBackend#waitFor()}), deadlocks first.
  *
  * <p>Concurrency: stateless apart from its immutable collaborators; safe from any thread.
  */
@@ -21,8 +21,9 @@ final class WaitsPage {
 
     void handle(Context ctx) {
         var page = pages.page(ctx, "Wait-for", "waits", "", true);
-        pages.await(ctx, backend::snapshot,
-                cell -> pages.show(ctx, "waits", page, new WaitsView(WaitForGraph.of(cell.locks()), AsOf.of(cell, pages.now()))),
+        pages.await(ctx, backend::waitFor,
+                graph -> pages.show(ctx, "waits", page, new WaitsView(WaitForGraph.of(graph),
+                        new AsOf(graph.computedAt(), graph.revision(), pages.now()))),
                 failure -> pages.unavailable(ctx, "waits", page, failure));
     }
 }

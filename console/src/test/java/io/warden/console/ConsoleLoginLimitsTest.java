@@ -24,7 +24,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Issue 12, item 7: the login form took 818 guesses a second, and {@code next=} could lead out of {@code /console}.
+ * The login form took 818 guesses a second, and {@code next=} could lead out of {@code /console}.
  * Now failures are limited per client address and in all ({@link LoginThrottle}), and {@code next} must be a path under
  * {@code /console}.
  */

@@ -17,7 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * The console with an auth file (issue 12): every page needs a login, the login is the bearer token of a principal
+ * The console with an auth file: every page needs a login, the login is the bearer token of a principal
  * that is admin of every namespace (whose name then stands in the audit log), the admin token is no login any more,
  * and without an auth file a banner says the gateway is in open mode.
  */

@@ -209,7 +209,7 @@ class ConsoleRoutesTest {
         backend.throwing = true;
         HttpResponse<String> r = get("/console/waits");
         assertThat(r.statusCode()).isEqualTo(503);
-        assertThat(r.body()).contains("snapshot exploded");
+        assertThat(r.body()).contains("wait-for graph exploded");
     }
 
     @Test
@@ -452,6 +452,7 @@ class ConsoleRoutesTest {
         start(TOKEN);
         HttpResponse<String> r = get("/console/waits");
         assertThat(r.statusCode()).isEqualTo(200);
-        assertThat(r.body()).contains("id=\"deadlocks\"").contains("<strong>DEADLOCK</strong>");
+        assertThat(r.body()).contains("id=\"deadlocks\"").contains("<strong>DEADLOCK</strong>")
+                .contains("data-on-deadlock=\"FAIL\"").contains("data-on-deadlock=\"WAIT\"").contains("bob-req-42");
     }
 }

@@ -5,6 +5,7 @@ import io.warden.console.model.AuditEntry;
 import io.warden.console.model.CellSnapshot;
 import io.warden.console.model.Health;
 import io.warden.console.model.LockDetail;
+import io.warden.console.model.WaitFor;
 import io.warden.console.model.LockState;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -23,10 +24,11 @@ import java.util.concurrent.ConcurrentHashMap;
 public final class FakeBackend implements ConsoleBackend {
     public volatile CellSnapshot snapshot = Fixtures.cell();
     public volatile Health health = Fixtures.health();
+    public volatile WaitFor waitFor = Fixtures.waitFor();
     public final Map<String, LockDetail> details = new ConcurrentHashMap<>(Map.of("payments/invoice-42", Fixtures.invoice42Detail()));
     public final List<AuditEntry> audit = Collections.synchronizedList(new ArrayList<>());
     public volatile String failing;
-    /** When set, {@link #snapshot()} throws instead of returning a failed future (a misbehaving implementation). */
+    /** When set, {@link #snapshot()} and {@link #waitFor()} throw instead of returning a failed future (a misbehaving implementation). */
     public volatile boolean throwing;
 
     @Override
@@ -36,6 +38,15 @@ public final class FakeBackend implements ConsoleBackend {
         }
         return failing != null ? CompletableFuture.failedFuture(new IllegalStateException(failing))
                 : CompletableFuture.supplyAsync(() -> snapshot);
+    }
+
+    @Override
+    public CompletableFuture<WaitFor> waitFor() {
+        if (throwing) {
+            throw new IllegalStateException("wait-for graph exploded");
+        }
+        return failing != null ? CompletableFuture.failedFuture(new IllegalStateException(failing))
+                : CompletableFuture.supplyAsync(() -> waitFor);
     }
 
     @Override

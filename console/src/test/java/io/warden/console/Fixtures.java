@@ -8,6 +8,7 @@ import io.warden.console.model.LockState;
 import io.warden.console.model.Mode;
 import io.warden.console.model.QueuedRequest;
 import io.warden.console.model.SessionState;
+import io.warden.console.model.WaitFor;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -74,6 +75,26 @@ public final class Fixtures {
                 session(DAVE, "dave"), session(EVE, HOSTILE), session(FRANK, "frank"),
                 new SessionState("1d1e0000000000000000000000000007", "idle-worker", 10_000, null, "gw-2", false, 5000, ago(60)));
         return new CellSnapshot(ago(1), 4242, locks, sessions);
+    }
+
+    /**
+     * The gateway's wait-for graph of {@link #cell()}: alice and bob deadlock (bob said FAIL); carol waits SHARED behind
+     * bob's queued EXCLUSIVE; eve waits for the shared holders of orders/o-1, frank behind eve. The Curator holder of
+     * jobs/nightly is no node of the graph.
+     */
+    public static WaitFor waitFor() {
+        List<WaitFor.Edge> edges = List.of(
+                new WaitFor.Edge(ALICE, "alice", "payments/invoice-43", Mode.EXCLUSIVE, BOB, "bob", Mode.EXCLUSIVE, 17, true),
+                new WaitFor.Edge(BOB, "bob", "payments/invoice-42", Mode.EXCLUSIVE, ALICE, "alice", Mode.EXCLUSIVE, 16, true),
+                new WaitFor.Edge(CAROL, "carol", "payments/invoice-42", Mode.SHARED, BOB, "bob", Mode.EXCLUSIVE, 18, false),
+                new WaitFor.Edge(EVE, HOSTILE, "orders/o-1", Mode.EXCLUSIVE, CAROL, "carol", Mode.SHARED, 10, true),
+                new WaitFor.Edge(EVE, HOSTILE, "orders/o-1", Mode.EXCLUSIVE, DAVE, "dave", Mode.SHARED, 11, true),
+                new WaitFor.Edge(FRANK, "frank", "orders/o-1", Mode.EXCLUSIVE, EVE, HOSTILE, Mode.EXCLUSIVE, 12, false));
+        WaitFor.Cycle cycle = new WaitFor.Cycle(List.of(
+                new WaitFor.Member(ALICE, "alice", "alice-req-43", "a43", "payments/invoice-43", Mode.EXCLUSIVE, false, List.of(BOB)),
+                new WaitFor.Member(BOB, "bob", "bob-req-42", "b42", "payments/invoice-42", Mode.EXCLUSIVE, true, List.of(ALICE))),
+                4201, 2_500);
+        return new WaitFor(ago(1), 4242, false, edges, edges.size(), List.of(cycle));
     }
 
     public static LockDetail invoice42Detail() {

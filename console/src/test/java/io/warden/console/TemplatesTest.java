@@ -8,6 +8,8 @@ import static io.warden.console.Fixtures.NOW;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warden.console.model.AuditEntry;
+import io.warden.console.model.CellSnapshot;
+import io.warden.console.model.LockState;
 import io.warden.console.model.Mode;
 import io.warden.console.model.QueuedRequest;
 import io.warden.console.view.AsOf;
@@ -119,7 +121,7 @@ class TemplatesTest {
                 200, List.of("orders"), AsOf.of(cell, NOW))));
         pages.add(templates.render("session", page(viewer, Fixtures.EVE),
                 new SessionView(Fixtures.EVE, index.get(Fixtures.EVE).orElseThrow(), AsOf.of(cell, NOW))));
-        pages.add(templates.render("waits", page(admin, ""), new WaitsView(WaitForGraph.of(cell.locks()), AsOf.of(cell, NOW))));
+        pages.add(templates.render("waits", page(admin, ""), new WaitsView(WaitForGraph.of(Fixtures.waitFor()), AsOf.of(cell, NOW))));
         var lock = cell.locks().stream().filter(l -> l.name().equals("orders/o-1")).findFirst().orElseThrow();
         pages.add(templates.render("lock", page(admin, lock.name()), LockView.of(lock.name(),
                 Optional.of(new io.warden.console.model.LockDetail(lock, 1, List.of())), NOW)));
@@ -173,14 +175,16 @@ class TemplatesTest {
     @Test
     void waits_showDeadlocksProminently() {
         String html = templates.render("waits_live", page(viewer, ""),
-                new WaitsView(WaitForGraph.of(Fixtures.cell().locks()), AsOf.of(Fixtures.cell(), NOW)));
+                new WaitsView(WaitForGraph.of(Fixtures.waitFor()), AsOf.of(Fixtures.cell(), NOW)));
         int deadlocks = html.indexOf("id=\"deadlocks\"");
         assertThat(deadlocks).isNotNegative();
         assertThat(html.indexOf("DEADLOCK", deadlocks)).isGreaterThan(deadlocks);
-        assertThat(html).contains("data-members=\"" + ALICE + " " + BOB + "\"").contains("ends in a DEADLOCK");
+        assertThat(html).contains("data-members=\"" + ALICE + " " + BOB + "\"").contains("ends in a DEADLOCK")
+                .contains("a member said FAIL").contains("<strong class=\"bad\">FAIL</strong>").contains("queued ahead");
 
         String calm = templates.render("waits_live", page(viewer, ""),
-                new WaitsView(WaitForGraph.of(List.of()), AsOf.of(Fixtures.cell(), NOW)));
+                new WaitsView(WaitForGraph.of(new io.warden.console.model.WaitFor(NOW, 1, false, List.of(), 0, List.of())),
+                        AsOf.of(Fixtures.cell(), NOW)));
         assertThat(calm).contains("id=\"deadlocks\"").contains("No deadlocks").doesNotContain("<strong>DEADLOCK");
     }
 
@@ -215,6 +219,24 @@ class TemplatesTest {
 
         String off = templates.render("login", page(Viewer.anonymous(false), ""), new LoginView("/console", "", "off", false));
         assertThat(off).doesNotContain("id=\"login\"").contains("read-only");
+    }
+
+    @Test
+    void sessionPage_showsAMultiLockRequestAsOne_withItsNamesAndWhatItStillWaitsFor() {
+        io.warden.console.model.QueuedRequest heldPart = new io.warden.console.model.QueuedRequest(ALICE, "alice", "both",
+                Mode.EXCLUSIVE, 40, 0, true, NOW, NOW);
+        io.warden.console.model.QueuedRequest waitingPart = new io.warden.console.model.QueuedRequest(ALICE, "alice", "both",
+                Mode.EXCLUSIVE, 40, 1, false, NOW, null);
+        CellSnapshot cell = new CellSnapshot(NOW, 1, List.of(
+                new LockState("m/a", List.of(heldPart)),
+                new LockState("m/b", List.of(Fixtures.holder(BOB, "bob", Mode.EXCLUSIVE, 30, 0, 5), waitingPart))),
+                List.of(Fixtures.session(ALICE, "alice"), Fixtures.session(BOB, "bob")));
+        SessionIndex index = SessionIndex.of(cell);
+        String html = templates.render("session_live", page(viewer, ALICE), new SessionView(ALICE,
+                index.get(ALICE).orElseThrow(), AsOf.of(cell, NOW)));
+        assertThat(html).contains("data-multi=\"m/a m/b\"").contains("multi-lock of 2")
+                .contains("not granted: waits on m/b");
+        assertThat(html).containsPattern("(?s)id=\"holds\".*<code class=\"mono\">both</code>");
     }
 
     @Test

@@ -13,6 +13,7 @@ import io.warden.service.http.HttpApi;
 import io.warden.service.lock.Revocations;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
+import io.warden.service.metrics.PrometheusNames;
 import io.warden.service.metrics.ProcessMetrics;
 import io.warden.service.metrics.WardenMetrics;
 import io.warden.service.queue.QueueListing;
@@ -22,6 +23,7 @@ import io.warden.service.time.Clock;
 import io.warden.service.time.SystemClock;
 import io.warden.service.watch.WatchHub;
 import io.warden.service.zk.Batching;
+import io.warden.service.zk.CellLayout;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.PacketLimit;
@@ -88,6 +90,10 @@ public final class Gateway implements AutoCloseable {
     private final Revocations revocations;
     /** The hub's whole-cell events for the revocations and the keepalive sockets; set in begin(). */
     private volatile io.warden.service.watch.WatchSource.Subscription revocationEvents;
+    /** The hub's whole-cell events for held calls whose request another gateway removed (a deadlock's victim). */
+    private volatile io.warden.service.watch.WatchSource.Subscription removedCalls;
+    /** How long a deadlock must stay the same before its victim is removed (docs/decisions/0013). */
+    public static final Duration DEADLOCK_DELAY = Duration.ofMillis(200);
     private final AtomicBoolean stopped = new AtomicBoolean();
     private volatile boolean draining;
     private volatile Clock.Cancellable adoptionTimer;
@@ -103,7 +109,7 @@ public final class Gateway implements AutoCloseable {
         this.clock = clock;
         this.ownedClock = ownedClock;
         this.gatewayId = config.gatewayId() != null ? config.gatewayId() : "gw-" + randomHex(6);
-        PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+        PrometheusMeterRegistry registry = PrometheusNames.applyTo(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
         this.metrics = new WardenMetrics(registry);
         this.processMetrics = new ProcessMetrics(registry);
         this.zkSecurity = io.warden.service.zk.ZkSecurity.of(config);
@@ -121,6 +127,10 @@ public final class Gateway implements AutoCloseable {
         // watch mirror tells it (and the engine's admission) which locks are large, so small ones need no stat first.
         PacketLimit packet = new PacketLimit(config.zkMaxPacketBytes());
         metrics.zkMaxPacketBytes(packet.bytes());
+        metrics.limits(new java.util.TreeMap<>(Map.of("max-sessions-per-gateway", config.maxSessionsPerGateway(),
+                "max-requests-per-session", config.maxRequestsPerSession(), "max-waiters-per-lock", config.maxWaitersPerLock(),
+                "max-entries-per-lock", config.maxEntriesPerLock(), "max-watches", config.maxWatches(),
+                "max-connections-per-ip", config.maxConnectionsPerIp(), "http-threads", config.httpThreads())));
         if (packet.bytes() < PacketLimit.ZOOKEEPER_DEFAULT) {
             log.warn("zk-max-packet-bytes {} is below ZooKeeper's own default ({}): locks of more than {} entries are not "
                     + "read, and any other reply over it (a lock-delay record of a session with many holds, a large "
@@ -138,7 +148,7 @@ public final class Gateway implements AutoCloseable {
                 config.maxSessionsPerPrincipal(), SessionManager.vouchBound(config.zkSessionTimeout()), rules.expiry());
         sessions.guardedBy(cell.tokens(), cell::serving);
         this.lister = new LockLister(zk, engine, clock);
-        WardenService service = new WardenService(engine, sessions, lister, this::ready, cell::whenServing, cell::refusal);
+        WardenService service = new WardenService(engine, sessions, lister, this::ready, cell::whenServing, cell::notReadyDetail);
         this.warden = service;
         this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
                 Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
@@ -166,10 +176,12 @@ public final class Gateway implements AutoCloseable {
             hub.endWatches(refusal.getMessage(), apiSinks::contains);
             cleanPass = null; // once the cell is served again, the leader's next adoption pass looks at everything
         });
+        String watchPools = "watches served, by pool (names: of names and prefixes, bounded by max-watches; sessions: of "
+                + "single sessions, bounded by max-sessions-per-gateway)";
         io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, h -> h.watchCount() - h.sessionWatchCount())
-                .tag("pool", "names").description("watches of names and prefixes served (max-watches)").register(registry);
+                .tag("pool", "names").description(watchPools).register(registry);
         io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, WatchHub::sessionWatchCount)
-                .tag("pool", "sessions").description("watches of single sessions served (max-sessions-per-gateway)").register(registry);
+                .tag("pool", "sessions").description(watchPools).register(registry);
         this.console = new ConsoleBridge(zk, warden, lister, sessions, clock, java.time.Clock.systemUTC(), gatewayId,
                 config.zkConnect(), zkSecurity.probeSockets(), leader::hasLeadership);
         // Revokes: audited in the console's log, forced through the service's release (guarded like a client's).
@@ -189,11 +201,12 @@ public final class Gateway implements AutoCloseable {
                     + "any session; see docs/operations.md, \"Securing a cell\"");
         }
         Authenticator auth = this.authenticator;
+        // One description for both results: Prometheus keeps one HELP per name.
+        String reloads = "auth-file reloads by result (ok: took effect; refused: a bad file, the last good one kept)";
         io.micrometer.core.instrument.FunctionCounter.builder("warden.auth.reloads", auth, Authenticator::reloads)
-                .tag("result", "ok").description("auth-file reloads that took effect").register(registry);
+                .tag("result", "ok").description(reloads).register(registry);
         io.micrometer.core.instrument.FunctionCounter.builder("warden.auth.reloads", auth, Authenticator::refusedReloads)
-                .tag("result", "refused").description("auth-file reloads refused (a bad file; the last good one is kept)")
-                .register(registry);
+                .tag("result", "refused").description(reloads).register(registry);
         // The API's watches are refused while the cell is (the console's own event log keeps its subscription).
         io.warden.service.watch.WatchSource apiWatches = (filter, since, sink) -> {
             String refused = cell.refusal();
@@ -207,6 +220,13 @@ public final class Gateway implements AutoCloseable {
             pages.mount(cfg);
             console.mountPeerRoute(cfg);
         }, authenticator);
+        // Deadlocks: found in the mirror, broken by the engine's conditional multi (docs/decisions/0013).
+        hub.breakDeadlocks(engine::breakDeadlock, engine::holdsCall, DEADLOCK_DELAY);
+        io.warden.service.watch.MemberRequestIds requestIds = new io.warden.service.watch.MemberRequestIds(zk);
+        this.http.useDeadlocks(() -> requestIds.named(hub.deadlocks()));
+        this.console.useWaitFor(() -> requestIds.named(hub.deadlocks())); // the console draws the same graph
+        io.micrometer.core.instrument.Gauge.builder("warden.deadlocks", hub, h -> h.deadlocks().deadlocks().size())
+                .description("deadlocks (cycles of the wait-for graph) this gateway's watch mirror shows now").register(registry);
     }
 
     /** The watch mirror's bound: watch-mirror-bytes, or half the heap when it is 0. */
@@ -260,15 +280,9 @@ public final class Gateway implements AutoCloseable {
             if (!client.blockUntilConnected((int) waitMs, TimeUnit.MILLISECONDS)) {
                 throw new IllegalStateException("cannot reach ZooKeeper at " + config.zkConnect() + " within " + waitMs + " ms");
             }
-            for (String path : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY,
-                    CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.PROBE, CellPaths.TOKEN_FLOOR, CellPaths.REVOCATIONS}) {
-                try {
-                    client.create().creatingParentsIfNeeded().forPath(path);
-                } catch (KeeperException.NodeExistsException ignored) {
-                    // made by another gateway or an earlier run
-                }
-            }
-            makeShards(waitMs);
+            long startDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
+            untilConnected("the cell's top nodes", startDeadline, () -> CellLayout.makeTop(client));
+            untilConnected("the shards of /sessions and /lockdelay", startDeadline, () -> makeShards(waitMs));
             protectCell();
             // Before anything serves: compare the cell with what this gateway saw of it (its data directory). A cell
             // that went back is refused (503 for every call), not a reason not to start.
@@ -303,6 +317,7 @@ public final class Gateway implements AutoCloseable {
             console.start(watches);
             revocationEvents = watches.subscribeOwn(io.warden.service.watch.WatchFilter.everything(),
                     new RevocationEvents(revocations, http));
+            removedCalls = watches.subscribeOwn(io.warden.service.watch.WatchFilter.everything(), new RemovedRequests(engine));
             revocations.start();
             if (cell.serving() && !watches.awaitReady(Duration.ofMillis(waitMs))) {
                 log.warn("gateway {}: the watch mirror of /locks is not ready after {} ms; watches wait for it", gatewayId, waitMs);
@@ -325,41 +340,67 @@ public final class Gateway implements AutoCloseable {
                 config.chroot(), zkSecurity.describe());
     }
 
+    /** A start-up step that can be repeated (it makes what is missing): see {@link #untilConnected}. */
+    @FunctionalInterface
+    private interface StartStep {
+        void run() throws Exception;
+    }
+
     /**
-     * The 256 shards of /sessions and /lockdelay (PERSISTENT: multis create below them), made once per cell. The missing
-     * shards of a parent are made in one transaction (256 creates of about 40 bytes: one round trip and one log write,
-     * where 256 separate creates on a slow or loaded ensemble took longer than a session timeout). A transaction that
-     * meets a shard another gateway made meanwhile fails as a whole; the list is read again and the rest made, a few
-     * times at most.
+     * Runs a repeatable start-up step until it succeeds, the connection to ZooKeeper permitting: a step that fails
+     * because the connection was lost (Curator's retries give up after a few seconds, which a loaded or restarting
+     * ensemble can outlast) waits to be connected again and runs again, until {@code deadlineNanos} (the start's
+     * wait). Any other failure ends the start at once.
      */
-    private void makeShards(long waitMs) throws Exception {
-        for (String parent : new String[]{CellPaths.SESSIONS, CellPaths.LOCK_DELAY}) {
-            for (int attempt = 1; ; attempt++) {
-                java.util.Set<String> present = new java.util.HashSet<>(client.getChildren().forPath(parent));
-                java.util.List<org.apache.curator.framework.api.transaction.CuratorOp> creates = new java.util.ArrayList<>();
-                for (String shard : CellPaths.shards()) {
-                    if (!present.contains(shard)) {
-                        creates.add(client.transactionOp().create().withMode(CreateMode.PERSISTENT).forPath(parent + "/" + shard));
-                    }
+    private void untilConnected(String what, long deadlineNanos, StartStep step) throws Exception {
+        for (int attempt = 1; ; attempt++) {
+            try {
+                step.run();
+                return;
+            } catch (Exception e) {
+                long leftMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
+                if (!connectionLost(e) || leftMs <= 0) {
+                    throw e;
                 }
-                if (creates.isEmpty()) {
-                    break;
-                }
-                try {
-                    zk.multi(creates).get(waitMs, TimeUnit.MILLISECONDS);
-                    break;
-                } catch (java.util.concurrent.ExecutionException e) {
-                    boolean raced = e.getCause() instanceof Zk.MultiFailure f && f.code() == KeeperException.Code.NODEEXISTS;
-                    if (!raced || attempt == 5) {
-                        throw new IllegalStateException("could not make the " + creates.size() + " missing shards of "
-                                + parent + ": " + e.getCause(), e.getCause());
-                    }
-                } catch (java.util.concurrent.TimeoutException e) {
-                    throw new IllegalStateException("could not make the " + creates.size() + " missing shards of " + parent
-                            + ": ZooKeeper did not answer within " + waitMs + " ms", e);
+                log.warn("gateway {}: making {} lost the connection to ZooKeeper (attempt {}); trying again once "
+                        + "connected, for up to {} ms more", gatewayId, what, attempt, leftMs);
+                if (!client.blockUntilConnected((int) leftMs, TimeUnit.MILLISECONDS)) {
+                    throw new IllegalStateException("cannot reach ZooKeeper at " + config.zkConnect() + " to make "
+                            + what + ": " + e, e);
                 }
             }
         }
+    }
+
+    /** Whether {@code e} (or what it wraps) says the connection to ZooKeeper went, not that a request was refused. */
+    private static boolean connectionLost(Throwable e) {
+        for (Throwable t = e; t != null; t = t.getCause()) {
+            KeeperException.Code code = t instanceof KeeperException k ? k.code()
+                    : t instanceof Zk.MultiFailure f ? f.code() : null;
+            if (code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONEXPIRED
+                    || code == KeeperException.Code.OPERATIONTIMEOUT) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** The shards of /sessions and /lockdelay ({@link CellLayout#makeShards}), each transaction awaited {@code waitMs}. */
+    private void makeShards(long waitMs) throws Exception {
+        CellLayout.makeShards(client, creates -> {
+            try {
+                zk.multi(creates).get(waitMs, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.ExecutionException e) {
+                if (e.getCause() instanceof Zk.MultiFailure f && f.code() == KeeperException.Code.NODEEXISTS) {
+                    throw new KeeperException.NodeExistsException();
+                }
+                throw new IllegalStateException("could not make " + creates.size() + " missing shards: " + e.getCause(),
+                        e.getCause());
+            } catch (java.util.concurrent.TimeoutException e) {
+                throw new IllegalStateException("could not make " + creates.size() + " missing shards: ZooKeeper did not "
+                        + "answer within " + waitMs + " ms", e);
+            }
+        });
     }
 
     /**
@@ -375,11 +416,9 @@ public final class Gateway implements AutoCloseable {
             return;
         }
         java.util.List<String> paths = new ArrayList<>();
-        for (String top : new String[]{CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS, CellPaths.LOCK_DELAY,
-                CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.LEADER, CellPaths.CELL, CellPaths.PROBE, CellPaths.TOKEN_FLOOR,
-                CellPaths.REVOCATIONS}) {
-            paths.add(top);
-        }
+        paths.addAll(CellLayout.TOP);
+        paths.add(CellPaths.LEADER);
+        paths.add(CellPaths.CELL);
         for (String parent : new String[]{CellPaths.SESSIONS, CellPaths.LOCK_DELAY}) {
             for (String shard : CellPaths.shards()) {
                 paths.add(parent + "/" + shard);
@@ -675,6 +714,10 @@ public final class Gateway implements AutoCloseable {
         io.warden.service.watch.WatchSource.Subscription events = revocationEvents;
         if (events != null) {
             events.cancel();
+        }
+        io.warden.service.watch.WatchSource.Subscription removed = removedCalls;
+        if (removed != null) {
+            removed.cancel();
         }
         console.close();
         watches.close();

@@ -1,5 +1,6 @@
 package io.warden.service;
 
+import io.warden.service.config.BuildInfo;
 import io.warden.service.config.ConfigException;
 import io.warden.service.config.ConfigLoader;
 import io.warden.service.config.WardenConfig;
@@ -18,7 +19,9 @@ import org.slf4j.LoggerFactory;
  * {@code java -jar warden-service.jar token-floor show|raise ...} is the operator's command for the cell's token floor
  * ({@link io.warden.service.cell.FloorCommand}).
  *
- * <p>Exit status: 0 after {@code --help}, 1 when start-up fails (a port in use, ZooKeeper out of reach), 2 for a
+ * {@code --version} prints the gateway's Maven artifact version ({@link BuildInfo#version()}) and nothing else.
+ *
+ * <p>Exit status: 0 after {@code --help} or {@code --version}, 1 when start-up fails (a port in use, ZooKeeper out of reach), 2 for a
  * bad setting; after SIGTERM (SIGINT) the JVM's own 143 (130). Start-up failures are one line on stderr,
  * {@code warden: <what went wrong>}, with no stack trace (it is logged at DEBUG). SIGTERM or SIGINT drains the
  * gateway, then stops the embedded ZooKeeper.
@@ -41,6 +44,10 @@ public final class Main {
         }
         if (ConfigLoader.helpRequested(args)) {
             System.out.print(ConfigLoader.usage());
+            return;
+        }
+        if (ConfigLoader.versionRequested(args)) {
+            System.out.println(BuildInfo.version());
             return;
         }
         ConfigLoader loader = Settings.loader();

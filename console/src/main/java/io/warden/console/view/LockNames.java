@@ -3,7 +3,7 @@ package io.warden.console.view;
 import java.util.regex.Pattern;
 
 /**
- * The lock-name rules of the contract (§1), so the console can say "not a lock name" before asking the gateway:
+ * The lock-name rules (docs/api.md, Conventions), so the console can say "not a lock name" before asking the gateway:
  * a namespace {@code [a-z][a-z0-9-]{0,62}}, then 1–8 segments of {@code [A-Za-z0-9._:-]{1,128}}, none starting with
  * {@code _} or {@code .}; at most 512 characters in all.
  *

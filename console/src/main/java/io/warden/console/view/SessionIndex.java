@@ -37,18 +37,20 @@ public final class SessionIndex {
         Map<String, List<SessionRow.Hold>> holds = new HashMap<>();
         Map<String, List<SessionRow.Wait>> waits = new HashMap<>();
         Map<String, List<String>> namespaces = new HashMap<>();
+        Map<String, SessionRow.MultiRequest> multis = multiRequests(cell);
         for (LockState lock : cell.locks()) {
             for (QueuedRequest r : lock.queue()) {
                 if (r.sessionId() == null) {
                     continue; // a direct-mode (plain Curator) node belongs to no Warden session
                 }
+                SessionRow.MultiRequest multi = r.requestId() == null ? null : multis.get(key(r));
                 if (r.holds()) {
                     holds.computeIfAbsent(r.sessionId(), k -> new ArrayList<>())
-                            .add(new SessionRow.Hold(lock.name(), r.mode(), r.token(), r.heldSince()));
+                            .add(new SessionRow.Hold(lock.name(), r.mode(), r.token(), r.requestId(), r.heldSince(), multi));
                 } else {
                     waits.computeIfAbsent(r.sessionId(), k -> new ArrayList<>())
                             .add(new SessionRow.Wait(lock.name(), r.mode(), r.token(), r.position(), r.requestId(),
-                                    r.requestedAt()));
+                                    r.requestedAt(), multi));
                 }
                 List<String> ns = namespaces.computeIfAbsent(r.sessionId(), k -> new ArrayList<>());
                 if (!ns.contains(lock.namespace())) {
@@ -62,6 +64,39 @@ public final class SessionIndex {
             rows.computeIfAbsent(id, k -> row(k, null, holds, waits));
         }
         return new SessionIndex(rows, namespaces);
+    }
+
+    /**
+     * The multi-lock requests of the snapshot, by {@link #key}: a request id is unique within its session, so one that
+     * has entries on several locks is one multi-lock request (a request of one name has one entry).
+     */
+    private static Map<String, SessionRow.MultiRequest> multiRequests(CellSnapshot cell) {
+        Map<String, List<String>> names = new HashMap<>();
+        Map<String, List<String>> waitingOn = new HashMap<>();
+        for (LockState lock : cell.locks()) {
+            for (QueuedRequest r : lock.queue()) {
+                if (r.sessionId() == null || r.requestId() == null) {
+                    continue;
+                }
+                names.computeIfAbsent(key(r), k -> new ArrayList<>()).add(lock.name());
+                if (!r.holds()) {
+                    waitingOn.computeIfAbsent(key(r), k -> new ArrayList<>()).add(lock.name());
+                }
+            }
+        }
+        Map<String, SessionRow.MultiRequest> multis = new HashMap<>();
+        names.forEach((k, n) -> {
+            if (n.size() > 1) {
+                List<String> sorted = n.stream().sorted().toList();
+                List<String> waiting = waitingOn.getOrDefault(k, List.of()).stream().sorted().toList();
+                multis.put(k, new SessionRow.MultiRequest(sorted, waiting));
+            }
+        });
+        return multis;
+    }
+
+    private static String key(QueuedRequest r) {
+        return r.sessionId() + "/" + r.requestId();
     }
 
     private static SessionRow row(String id, SessionState s, Map<String, List<SessionRow.Hold>> holds,

@@ -1,12 +1,9 @@
 package io.warden.console.view;
 
-import io.warden.console.model.LockState;
 import io.warden.console.model.Mode;
-import io.warden.console.model.QueuedRequest;
-import java.time.Instant;
+import io.warden.console.model.WaitFor;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Collection;
 import java.util.Comparator;
 import java.util.Deque;
 import java.util.HashMap;
@@ -16,26 +13,25 @@ import java.util.Map;
 import java.util.Set;
 
 /**
- * Who waits for whom: an edge W→H for every session W that waits on a lock that session H holds (to every holder of
- * that lock, whatever the modes, with both modes on the edge), its wait chains, the sessions at the end of them,
- * and its cycles. A cycle is a deadlock: none of its sessions can proceed until one of them gives up or expires.
- * A session waiting on a lock it holds itself (an upgrade from SHARED to EXCLUSIVE) is a cycle of one edge.
+ * The wait-for page's picture of the gateway's graph ({@link WaitFor}): which entry blocks which and what is a deadlock
+ * are the gateway's (the computation behind {@code GET /v1/deadlocks}); this adds what helps a person read it — its
+ * wait chains and the sessions at the end of them. An edge W→B: a waiting entry of session W is blocked by an entry of
+ * session B, which holds or is queued ahead of it.
  *
- * <p>Cycles are found as the strongly connected components (Tarjan, iterative so that long chains cannot overflow
- * the stack) that have more than one session or a self-edge; each is shown by one shortest cycle through its
- * smallest session id plus all its members.
- *
- * <p>Direct-mode queue nodes (no Warden session) take no part: they can neither be named nor expired here.
+ * <p>Chains walk the strongly connected components (Tarjan, iterative so that long chains cannot overflow the stack);
+ * a component with a member of a deadlock is where a chain ends in one. A component with a cycle of edges that is no
+ * deadlock (a semaphore waiter that a free holder can let in) is walked like any other.
  *
  * <p>Concurrency: an immutable value; safe to share between threads.
  *
- * @param edges    sorted by waiter client id, waiter, lock, holder
- * @param cycles   the deadlocks, largest first
- * @param chains   one per session that nobody waits on and that waits (transitively) through at least two edges:
- *                 the longest way from it, following at each step the holder that waits longest in turn
- * @param blockers the sessions that wait for nothing but that others wait for, most (transitive) waiters first
+ * @param edges     the gateway's edges (at most what it keeps), sorted by waiter client id, waiter, lock, blocker
+ * @param edgeCount how many edges the graph has in all
+ * @param cycles    the deadlocks, largest first
+ * @param chains    one per session that nobody waits on and that waits (transitively) through at least two edges:
+ *                  the longest way from it, following at each step the blocker that waits longest in turn
+ * @param blockers  the sessions that wait for nothing but that others wait for, most (transitive) waiters first
  */
-public record WaitForGraph(List<Edge> edges, List<Cycle> cycles, List<Chain> chains, List<Blocker> blockers) {
+public record WaitForGraph(List<Edge> edges, int edgeCount, List<Cycle> cycles, List<Chain> chains, List<Blocker> blockers) {
     /** A chain deeper than this is cut (and shown as cut); it keeps pages of pathological graphs small. */
     static final int MAX_CHAIN = 50;
     static final int MAX_BLOCKERS = 20;
@@ -48,27 +44,28 @@ public record WaitForGraph(List<Edge> edges, List<Cycle> cycles, List<Chain> cha
         blockers = List.copyOf(blockers);
     }
 
-    /**
-     * W waits (in {@code waiterMode}, since {@code waitingSince}) for {@code lock}, which H holds in
-     * {@code holderMode} with {@code holderToken}.
-     */
-    public record Edge(String waiter, String waiterClient, String holder, String holderClient, String lock,
-                       Mode waiterMode, Mode holderMode, long holderToken, Instant waitingSince) {
+    /** W waits (in {@code waiterMode}) on {@code lock}, blocked by B's entry ({@code blockerMode}, {@code blockerToken}). */
+    public record Edge(String waiter, String waiterClient, String blocker, String blockerClient, String lock,
+                       Mode waiterMode, Mode blockerMode, long blockerToken, boolean blockerHolds) {
     }
 
     /**
-     * A deadlock.
+     * A deadlock as the gateway found it.
      *
-     * @param edges   one cycle, in order: each edge's holder is the next edge's waiter, the last leads to the first
-     * @param members every session of the strongly connected component, sorted (may be more than the cycle shows)
+     * @param members  its waiting requests, each with whom it waits for and whether it said FAIL
+     * @param sessions its sessions, sorted
      */
-    public record Cycle(List<Edge> edges, List<String> members) {
+    public record Cycle(List<WaitFor.Member> members, List<String> sessions, long sinceRevision, long ageMs) {
+        /** Whether a member said FAIL: then the gateway removes one of them (the youngest) and the rest go on. */
+        public boolean breakable() {
+            return members.stream().anyMatch(WaitFor.Member::fail);
+        }
     }
 
     /**
      * A wait chain.
      *
-     * @param endsInDeadlock whether its last holder belongs to a cycle
+     * @param endsInDeadlock whether its last blocker belongs to a deadlock
      * @param cut            whether it was longer than {@value WaitForGraph#MAX_CHAIN} edges and cut there
      */
     public record Chain(List<Edge> edges, boolean endsInDeadlock, boolean cut) {
@@ -81,23 +78,23 @@ public record WaitForGraph(List<Edge> edges, List<Cycle> cycles, List<Chain> cha
     public record Blocker(String sessionId, String clientId, int direct, int total) {
     }
 
-    public static WaitForGraph of(Collection<LockState> locks) {
-        List<Edge> edges = new ArrayList<>();
-        for (LockState lock : locks) {
-            List<QueuedRequest> holders = lock.holders().stream().filter(h -> h.sessionId() != null).toList();
-            for (QueuedRequest w : lock.waiters()) {
-                if (w.sessionId() == null) {
-                    continue;
-                }
-                for (QueuedRequest h : holders) {
-                    edges.add(new Edge(w.sessionId(), w.clientId(), h.sessionId(), h.clientId(), lock.name(),
-                            w.mode(), h.mode(), h.token(), w.requestedAt()));
-                }
-            }
+    public static WaitForGraph of(WaitFor graph) {
+        List<Edge> edges = new ArrayList<>(graph.edges().size());
+        for (WaitFor.Edge e : graph.edges()) {
+            edges.add(new Edge(e.waiter(), e.waiterClient(), e.blocker(), e.blockerClient(), e.lock(), e.waiterMode(),
+                    e.blockerMode(), e.blockerToken(), e.blockerHolds()));
         }
         edges.sort(Comparator.comparing(Edge::waiterClient).thenComparing(Edge::waiter)
-                .thenComparing(Edge::lock).thenComparing(Edge::holder));
-        return new Analysis(edges).result();
+                .thenComparing(Edge::lock).thenComparing(Edge::blocker));
+        List<Cycle> cycles = new ArrayList<>();
+        Set<String> deadlocked = new HashSet<>();
+        for (WaitFor.Cycle c : graph.cycles()) {
+            List<String> sessions = c.members().stream().map(WaitFor.Member::sessionId).distinct().sorted().toList();
+            deadlocked.addAll(sessions);
+            cycles.add(new Cycle(c.members(), sessions, c.sinceRevision(), c.ageMs()));
+        }
+        cycles.sort(Comparator.comparing((Cycle cy) -> -cy.sessions().size()).thenComparing(cy -> cy.sessions().get(0)));
+        return new Analysis(edges, deadlocked).result(graph.edgeCount(), cycles);
     }
 
     /** Whether any deadlock was found. */
@@ -108,6 +105,7 @@ public record WaitForGraph(List<Edge> edges, List<Cycle> cycles, List<Chain> cha
     /** The graph's nodes numbered, its strongly connected components, and what follows from them. */
     private static final class Analysis {
         private final List<Edge> edges;
+        private final Set<String> deadlocked;
         private final Map<String, Integer> ids = new HashMap<>();
         private final List<String> names = new ArrayList<>();
         private final Map<String, String> clients = new HashMap<>();
@@ -115,13 +113,14 @@ public record WaitForGraph(List<Edge> edges, List<Cycle> cycles, List<Chain> cha
         private final List<List<Integer>> in = new ArrayList<>();
         private int[] component;          // node -> component number (in Tarjan's emission order: sinks first)
         private final List<List<Integer>> components = new ArrayList<>();
-        private boolean[] cyclic;         // component -> it is a deadlock
+        private boolean[] cyclic;         // component -> it has a member of a deadlock
 
-        Analysis(List<Edge> edges) {
+        Analysis(List<Edge> edges, Set<String> deadlocked) {
             this.edges = edges;
+            this.deadlocked = deadlocked;
             for (Edge e : edges) {
                 int w = node(e.waiter(), e.waiterClient());
-                int h = node(e.holder(), e.holderClient());
+                int h = node(e.blocker(), e.blockerClient());
                 out.get(w).add(e);
                 in.get(h).add(w);
             }
@@ -140,10 +139,10 @@ public record WaitForGraph(List<Edge> edges, List<Cycle> cycles, List<Chain> cha
             return id;
         }
 
-        WaitForGraph result() {
+        WaitForGraph result(int edgeCount, List<Cycle> cycles) {
             tarjan();
             int[] depth = depths();
-            return new WaitForGraph(edges, cycles(), chains(depth), blockers(depth));
+            return new WaitForGraph(edges, edgeCount, cycles, chains(depth), blockers(depth));
         }
 
         /** Iterative Tarjan: fills {@link #component}, {@link #components} (sinks first) and {@link #cyclic}. */
@@ -169,7 +168,7 @@ public record WaitForGraph(List<Edge> edges, List<Cycle> cycles, List<Chain> cha
                     int[] frame = calls.peek();
                     int v = frame[0];
                     if (frame[1] < out.get(v).size()) {
-                        int w = ids.get(out.get(v).get(frame[1]++).holder());
+                        int w = ids.get(out.get(v).get(frame[1]++).blocker());
                         if (index[w] == -1) {
                             index[w] = low[w] = counter++;
                             stack.push(w);
@@ -200,10 +199,9 @@ public record WaitForGraph(List<Edge> edges, List<Cycle> cycles, List<Chain> cha
             }
             cyclic = new boolean[components.size()];
             for (int c = 0; c < components.size(); c++) {
-                List<Integer> members = components.get(c);
-                int only = members.get(0);
-                cyclic[c] = members.size() > 1
-                        || out.get(only).stream().anyMatch(e -> e.holder().equals(names.get(only)));
+                for (int v : components.get(c)) {
+                    cyclic[c] |= deadlocked.contains(names.get(v));
+                }
             }
         }
 
@@ -216,60 +214,18 @@ public record WaitForGraph(List<Edge> edges, List<Cycle> cycles, List<Chain> cha
                     continue;
                 }
                 int best = 0;
-                for (Edge e : out.get(components.get(c).get(0))) {
-                    int d = depth[component[ids.get(e.holder())]];
-                    if (d == INFINITE) {
-                        best = INFINITE;
-                        break;
+                for (int v : components.get(c)) {
+                    for (Edge e : out.get(v)) {
+                        if (component[ids.get(e.blocker())] == c) {
+                            continue; // within a component that is no deadlock (a semaphore's way out): not a step
+                        }
+                        int d = depth[component[ids.get(e.blocker())]];
+                        best = d == INFINITE || best == INFINITE ? INFINITE : Math.max(best, d + 1);
                     }
-                    best = Math.max(best, d + 1);
                 }
                 depth[c] = best;
             }
             return depth;
-        }
-
-        private List<Cycle> cycles() {
-            List<Cycle> cycles = new ArrayList<>();
-            for (int c = 0; c < components.size(); c++) {
-                if (!cyclic[c]) {
-                    continue;
-                }
-                Set<Integer> members = new HashSet<>(components.get(c));
-                int start = members.stream().min(Comparator.comparing(names::get)).orElseThrow();
-                List<String> sorted = members.stream().map(names::get).sorted().toList();
-                cycles.add(new Cycle(shortestCycle(start, members), sorted));
-            }
-            cycles.sort(Comparator.comparing((Cycle cy) -> -cy.members().size())
-                    .thenComparing(cy -> cy.members().get(0)));
-            return cycles;
-        }
-
-        /** Breadth-first within the component from {@code start} back to it. */
-        private List<Edge> shortestCycle(int start, Set<Integer> members) {
-            Map<Integer, Edge> via = new HashMap<>();
-            Deque<Integer> queue = new ArrayDeque<>();
-            queue.add(start);
-            while (!queue.isEmpty()) {
-                int v = queue.poll();
-                for (Edge e : out.get(v)) {
-                    int w = ids.get(e.holder());
-                    if (w == start) {
-                        List<Edge> path = new ArrayList<>();
-                        path.add(e);
-                        for (int u = v; u != start; u = ids.get(via.get(u).waiter())) {
-                            path.add(via.get(u));
-                        }
-                        java.util.Collections.reverse(path);
-                        return path;
-                    }
-                    if (members.contains(w) && !via.containsKey(w)) {
-                        via.put(w, e);
-                        queue.add(w);
-                    }
-                }
-            }
-            throw new IllegalStateException("no cycle through " + names.get(start) + " in its own component");
         }
 
         private List<Chain> chains(int[] depth) {
@@ -290,14 +246,20 @@ public record WaitForGraph(List<Edge> edges, List<Cycle> cycles, List<Chain> cha
                     Edge next = null;
                     int nextDepth = -1;
                     for (Edge e : out.get(u)) {
-                        int hd = depth[component[ids.get(e.holder())]];
+                        if (component[ids.get(e.blocker())] == component[u] && !cyclic[component[u]]) {
+                            continue;
+                        }
+                        int hd = depth[component[ids.get(e.blocker())]];
                         if (hd > nextDepth) {
                             next = e;
                             nextDepth = hd;
                         }
                     }
+                    if (next == null) {
+                        break;
+                    }
                     path.add(next);
-                    u = ids.get(next.holder());
+                    u = ids.get(next.blocker());
                 }
                 deadlock |= cyclic[component[u]];
                 boolean cut = !deadlock && depth[component[u]] > 0;

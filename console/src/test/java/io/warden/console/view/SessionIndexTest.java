@@ -66,4 +66,30 @@ class SessionIndexTest {
         assertThat(ghost.holds()).hasSize(1);
         assertThat(SessionIndex.of(cell).filter("", "g")).isEmpty(); // no record: no client id to match
     }
+    /**
+     * A multi-lock request (one request id with entries on several locks) that holds m/a and waits for m/b: both rows
+     * name the request and its names, and say it is not granted yet (its hold on m/a is not its client's); a request of
+     * one name carries none.
+     */
+    @Test
+    void aMultiLockRequest_isShownAsOneRequest_notGrantedWhileOneNameWaits() {
+        io.warden.console.model.QueuedRequest heldPart = new io.warden.console.model.QueuedRequest("s1", "c", "both",
+                Mode.EXCLUSIVE, 40, 0, true, NOW, NOW);
+        io.warden.console.model.QueuedRequest waitingPart = new io.warden.console.model.QueuedRequest("s1", "c", "both",
+                Mode.EXCLUSIVE, 40, 1, false, NOW, null);
+        CellSnapshot cell = new CellSnapshot(NOW, 1, List.of(
+                new LockState("m/a", List.of(heldPart)),
+                new LockState("m/b", List.of(holder("s2", "d", Mode.EXCLUSIVE, 30, 0, 5), waitingPart)),
+                new LockState("m/c", List.of(holder("s1", "c", Mode.EXCLUSIVE, 41, 0, 1)))), List.of());
+        SessionRow s1 = SessionIndex.of(cell).get("s1").orElseThrow();
+        assertThat(s1.holds()).extracting(SessionRow.Hold::lock, SessionRow.Hold::requestId)
+                .containsExactly(org.assertj.core.groups.Tuple.tuple("m/a", "both"),
+                        org.assertj.core.groups.Tuple.tuple("m/c", "req-41"));
+        SessionRow.MultiRequest multi = s1.holds().get(0).request();
+        assertThat(multi.names()).containsExactly("m/a", "m/b");
+        assertThat(multi.waitingOn()).containsExactly("m/b");
+        assertThat(multi.granted()).isFalse();
+        assertThat(s1.waits()).singleElement().satisfies(w -> assertThat(w.request()).isEqualTo(multi));
+        assertThat(s1.holds().get(1).request()).as("a request of one name").isNull();
+    }
 }

@@ -1,169 +1,129 @@
 package io.warden.console.view;
 
-import static io.warden.console.Fixtures.holder;
-import static io.warden.console.Fixtures.waiter;
+import static io.warden.console.Fixtures.ALICE;
+import static io.warden.console.Fixtures.BOB;
+import static io.warden.console.Fixtures.CAROL;
+import static io.warden.console.Fixtures.FRANK;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.warden.console.Fixtures;
-import io.warden.console.model.LockState;
 import io.warden.console.model.Mode;
-import io.warden.console.model.QueuedRequest;
+import io.warden.console.model.WaitFor;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
+/**
+ * The console's reading of the gateway's graph: edges and deadlocks are the gateway's, taken as they are; chains and
+ * blocking sessions follow from them.
+ */
 class WaitForGraphTest {
     private long token = 1;
 
-    /** A lock {@code name} held by {@code holders} (EXCLUSIVE when one, SHARED when more) and waited on by {@code waiters}. */
-    private LockState lock(String name, List<String> holders, String... waiters) {
-        List<QueuedRequest> queue = new ArrayList<>();
-        Mode mode = holders.size() > 1 ? Mode.SHARED : Mode.EXCLUSIVE;
-        for (String h : holders) {
-            queue.add(holder(h, "client-" + h, mode, token++, queue.size(), 60));
-        }
-        for (String w : waiters) {
-            queue.add(waiter(w, "client-" + w, Mode.EXCLUSIVE, token++, queue.size(), 30));
-        }
-        return new LockState(name, queue);
+    /** W waits on {@code lock}, blocked by B's holding entry. */
+    private WaitFor.Edge edge(String w, String b, String lock) {
+        return new WaitFor.Edge(w, "client-" + w, lock, Mode.EXCLUSIVE, b, "client-" + b, Mode.EXCLUSIVE, token++, true);
+    }
+
+    private static WaitFor.Member member(String session, String lock, boolean fail, String... waitsFor) {
+        return new WaitFor.Member(session, "client-" + session, "req-" + session, "uuid-" + session, lock, Mode.EXCLUSIVE,
+                fail, List.of(waitsFor));
+    }
+
+    private static WaitFor graph(List<WaitFor.Edge> edges, WaitFor.Cycle... cycles) {
+        return new WaitFor(Instant.EPOCH, 7, false, edges, edges.size(), List.of(cycles));
     }
 
     private static List<String> path(List<WaitForGraph.Edge> edges) {
         List<String> p = new ArrayList<>();
         for (WaitForGraph.Edge e : edges) {
-            p.add(e.waiter() + ">" + e.holder());
+            p.add(e.waiter() + ">" + e.blocker());
         }
         return p;
     }
 
     @Test
-    void aWaiter_pointsAtEveryHolder_withBothModes() {
-        WaitForGraph g = WaitForGraph.of(List.of(lock("ns/x", List.of("a", "b"), "c")));
-
-        assertThat(g.edges()).extracting(WaitForGraph.Edge::waiter, WaitForGraph.Edge::holder, WaitForGraph.Edge::lock,
-                        WaitForGraph.Edge::waiterMode, WaitForGraph.Edge::holderMode)
-                .containsExactly(
-                        org.assertj.core.groups.Tuple.tuple("c", "a", "ns/x", Mode.EXCLUSIVE, Mode.SHARED),
-                        org.assertj.core.groups.Tuple.tuple("c", "b", "ns/x", Mode.EXCLUSIVE, Mode.SHARED));
-        assertThat(g.cycles()).isEmpty();
-        assertThat(g.chains()).isEmpty(); // one step only: c waits on sessions that wait for nothing
-        assertThat(g.blockers()).extracting(WaitForGraph.Blocker::sessionId).containsExactlyInAnyOrder("a", "b");
-    }
-
-    @Test
-    void twoSessions_eachWaitingOnTheOther_areADeadlock() {
-        WaitForGraph g = WaitForGraph.of(List.of(lock("ns/x", List.of("a"), "b"), lock("ns/y", List.of("b"), "a")));
+    void theGatewaysDeadlocks_areShownAsTheyAre_withWaitAndFail() {
+        WaitForGraph g = WaitForGraph.of(Fixtures.waitFor());
 
         assertThat(g.deadlocked()).isTrue();
         assertThat(g.cycles()).singleElement().satisfies(c -> {
-            assertThat(c.members()).containsExactly("a", "b");
-            assertThat(path(c.edges())).containsExactly("a>b", "b>a");
+            assertThat(c.sessions()).containsExactly(ALICE, BOB);
+            assertThat(c.breakable()).isTrue();
+            assertThat(c.members()).extracting(WaitFor.Member::sessionId, WaitFor.Member::fail)
+                    .containsExactly(org.assertj.core.groups.Tuple.tuple(ALICE, false),
+                            org.assertj.core.groups.Tuple.tuple(BOB, true));
+            assertThat(c.sinceRevision()).isEqualTo(4201);
         });
-        assertThat(g.blockers()).isEmpty();
+        assertThat(g.edgeCount()).isEqualTo(6);
     }
 
     @Test
-    void aThreeCycle_isShownInOrder_fromItsSmallestSession() {
-        WaitForGraph g = WaitForGraph.of(List.of(
-                lock("ns/1", List.of("s1"), "s3"), lock("ns/2", List.of("s2"), "s1"), lock("ns/3", List.of("s3"), "s2")));
+    void aCycleOfEdgesTheGatewayDoesNotCallADeadlock_isNone() {
+        // a and b wait for each other by the edges, but the gateway found a way out (a semaphore's free permit path).
+        WaitForGraph g = WaitForGraph.of(graph(List.of(edge("a", "b", "ns/x"), edge("b", "a", "ns/y"),
+                edge("c", "a", "ns/z"))));
 
-        assertThat(g.cycles()).singleElement().satisfies(c -> assertThat(path(c.edges()))
-                .containsExactly("s1>s2", "s2>s3", "s3>s1"));
-    }
-
-    @Test
-    void waitingOnALockItHoldsItself_isADeadlockOfOne() {
-        WaitForGraph g = WaitForGraph.of(List.of(lock("ns/x", List.of("a"), "a")));
-
-        assertThat(g.cycles()).singleElement().satisfies(c -> {
-            assertThat(c.members()).containsExactly("a");
-            assertThat(path(c.edges())).containsExactly("a>a");
-        });
-    }
-
-    @Test
-    void aKnot_listsAllMembers_andOneShortestCycle() {
-        // a<->b and b<->c: one strongly connected component of three
-        WaitForGraph g = WaitForGraph.of(List.of(
-                lock("ns/a", List.of("a"), "b"), lock("ns/b", List.of("b"), "a", "c"), lock("ns/c", List.of("c"), "b")));
-
-        assertThat(g.cycles()).singleElement().satisfies(c -> {
-            assertThat(c.members()).containsExactly("a", "b", "c");
-            assertThat(path(c.edges())).containsExactly("a>b", "b>a");
-        });
+        assertThat(g.deadlocked()).isFalse();
+        assertThat(g.chains()).as("no chain runs into a deadlock").allSatisfy(ch -> assertThat(ch.endsInDeadlock()).isFalse());
     }
 
     @Test
     void chains_startAtSessionsNobodyWaitsOn_andFollowTheLongestWay() {
-        // d -> c -> b -> a (a waits for nothing); e -> b
-        WaitForGraph g = WaitForGraph.of(List.of(
-                lock("ns/a", List.of("a"), "b"), lock("ns/b", List.of("b"), "c", "e"), lock("ns/c", List.of("c"), "d")));
+        // d -> c -> b -> a ; e -> a
+        WaitForGraph g = WaitForGraph.of(graph(List.of(edge("d", "c", "ns/c"), edge("c", "b", "ns/b"),
+                edge("b", "a", "ns/a"), edge("e", "a", "ns/a"))));
 
-        assertThat(g.cycles()).isEmpty();
-        assertThat(g.chains()).extracting(ch -> path(ch.edges())).containsExactly(
-                List.of("d>c", "c>b", "b>a"),
-                List.of("e>b", "b>a"));
-        assertThat(g.chains()).allSatisfy(ch -> {
+        assertThat(g.chains()).singleElement().satisfies(ch -> {
+            assertThat(path(ch.edges())).containsExactly("d>c", "c>b", "b>a");
             assertThat(ch.endsInDeadlock()).isFalse();
             assertThat(ch.cut()).isFalse();
         });
         assertThat(g.blockers()).singleElement().satisfies(b -> {
             assertThat(b.sessionId()).isEqualTo("a");
-            assertThat(b.direct()).isEqualTo(1);
+            assertThat(b.direct()).isEqualTo(2);
             assertThat(b.total()).isEqualTo(4);
         });
     }
 
     @Test
     void aChainIntoADeadlock_saysSo() {
-        // x waits on a; a and b deadlock
-        WaitForGraph g = WaitForGraph.of(List.of(
-                lock("ns/x", List.of("a"), "b", "x"), lock("ns/y", List.of("b"), "a")));
+        WaitForGraph g = WaitForGraph.of(Fixtures.waitFor());
 
+        // frank waits behind eve, eve for carol's shared hold, carol behind bob's queued entry; bob is deadlocked.
         assertThat(g.chains()).singleElement().satisfies(ch -> {
-            assertThat(path(ch.edges())).containsExactly("x>a");
+            assertThat(path(ch.edges())).containsExactly(FRANK + ">" + Fixtures.EVE, Fixtures.EVE + ">" + CAROL,
+                    CAROL + ">" + BOB);
             assertThat(ch.endsInDeadlock()).isTrue();
+            assertThat(ch.edges().get(2).blockerHolds()).as("carol waits behind bob's queued entry").isFalse();
         });
     }
 
     @Test
     void aVeryLongChain_doesNotOverflowTheStack_andIsCut() {
-        List<LockState> locks = new ArrayList<>();
-        int n = 20_000;
+        int n = 100_000;
+        List<WaitFor.Edge> edges = new ArrayList<>();
         for (int i = 0; i < n; i++) {
-            locks.add(lock("ns/l" + i, List.of("s" + i), "s" + (i + 1)));
+            edges.add(edge("s" + i, "s" + (i + 1), "ns/l" + i));
         }
-        locks.add(lock("ns/back", List.of("s" + n), "s0")); // and close it into one huge cycle
+        WaitForGraph g = WaitForGraph.of(graph(edges));
 
-        WaitForGraph g = WaitForGraph.of(locks);
-
-        assertThat(g.cycles()).singleElement().satisfies(c -> assertThat(c.members()).hasSize(n + 1));
-
-        locks.remove(locks.size() - 1); // open again: one chain of n steps, shown cut
-        WaitForGraph open = WaitForGraph.of(locks);
-        assertThat(open.cycles()).isEmpty();
-        assertThat(open.chains()).singleElement().satisfies(ch -> {
+        assertThat(g.chains()).singleElement().satisfies(ch -> {
             assertThat(ch.edges()).hasSize(WaitForGraph.MAX_CHAIN);
             assertThat(ch.cut()).isTrue();
         });
-        assertThat(open.blockers()).singleElement().satisfies(b -> assertThat(b.total()).isEqualTo(n));
     }
 
     @Test
-    void directModeNodes_takeNoPart() {
-        LockState lock = new LockState("ns/x", List.of(
-                new QueuedRequest(null, "curator", null, Mode.EXCLUSIVE, 1, 0, true, Fixtures.ago(5), null),
-                waiter("w", "c", Mode.EXCLUSIVE, 2, 1, 3)));
-        assertThat(WaitForGraph.of(List.of(lock)).edges()).isEmpty();
-    }
+    void aDeadlockOfOne_anUpgrade_isShownWithItsOneMember() {
+        WaitFor.Cycle upgrade = new WaitFor.Cycle(List.of(member("u", "ns/x", true, "u")), 3, 10);
+        WaitForGraph g = WaitForGraph.of(graph(List.of(edge("u", "u", "ns/x")), upgrade));
 
-    @Test
-    void theFixtureCell_hasTheAliceBobDeadlock_andChainsIntoIt() {
-        WaitForGraph g = WaitForGraph.of(Fixtures.cell().locks());
-
-        assertThat(g.cycles()).singleElement().satisfies(c ->
-                assertThat(c.members()).containsExactly(Fixtures.ALICE, Fixtures.BOB));
-        assertThat(g.chains()).hasSize(2).allSatisfy(ch -> assertThat(ch.endsInDeadlock()).isTrue());
-        assertThat(g.blockers()).extracting(WaitForGraph.Blocker::sessionId).containsExactly(Fixtures.DAVE);
+        assertThat(g.cycles()).singleElement().satisfies(c -> {
+            assertThat(c.sessions()).containsExactly("u");
+            assertThat(c.members()).singleElement().satisfies(m -> assertThat(m.waitsFor()).containsExactly("u"));
+        });
+        assertThat(g.blockers()).isEmpty();
     }
 }

@@ -11,7 +11,7 @@ public record Holder(String sessionId, String clientId, Mode mode, long token, b
         this(sessionId, clientId, mode, token, expired, null);
     }
 
-    /** This holder as a caller who may not see its session id sees it (contract §6). */
+    /** This holder as a caller who may not see its session id sees it (docs/api.md, authorization). */
     public Holder withoutSessionId() {
         return new Holder(null, clientId, mode, token, expired, principal);
     }

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.regex.Pattern;
 
 /**
- * A validated lock name {@code namespace/path...} (contract §1): the namespace matches
+ * A validated lock name {@code namespace/path...} (docs/api.md, Conventions): the namespace matches
  * {@code [a-z][a-z0-9-]{0,62}}, then 1–8 segments of {@code [A-Za-z0-9._:-]{1,128}}, none starting with
  * {@code _} or {@code .}; at most 512 characters in all.
  */

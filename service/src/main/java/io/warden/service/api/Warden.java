@@ -16,8 +16,9 @@ public interface Warden {
 
     /**
      * Opens a session owned by {@code principal} (null in open mode): only it or an admin of the session's namespaces
-     * may use it (contract §6). {@code address} is the caller's network address: in open mode the session counts against
-     * that address's quota (max-sessions-per-principal). The default ignores both, for front ends without them.
+     * may use it (docs/api.md, authorization). {@code address} is the caller's network address: in open mode the
+     * session counts against that address's quota (max-sessions-per-principal). The default ignores both, for front
+     * ends without them.
      */
     default CompletableFuture<SessionGrant> openSession(String principal, String address, String clientId, long ttlMs,
                                                         long lockDelayMs) {
@@ -46,8 +47,9 @@ public interface Warden {
     CompletableFuture<AcquireResult> acquire(AcquireRequest request);
 
     /**
-     * Acquires every one of {@code request.names()} at once (contract §2.11): one queue entry per name, all made in one
-     * ZooKeeper transaction; GRANTED with a token per name once it holds every name. The default serves none.
+     * Acquires every one of {@code request.names()} at once (guarantee 11 of docs/guarantees.md): one queue entry per
+     * name, all made in one ZooKeeper transaction; GRANTED with a token per name once it holds every name. The default
+     * serves none.
      */
     default CompletableFuture<MultiAcquireResult> acquireAll(MultiAcquireRequest request) {
         return CompletableFuture.failedFuture(WardenException.unavailable("this gateway serves no multi-lock requests", null));
@@ -96,7 +98,8 @@ public interface Warden {
     boolean ready();
 
     /**
-     * Why this gateway is not ready, when there is more to say than "not connected" (its cell was rolled back), for
+     * Why this gateway is not ready, when there is more to say than "not connected" (its cell was rolled back, or has
+     * lost its token floor node), for
      * {@code /health/ready}; null otherwise.
      */
     default String notReadyDetail() {

@@ -2,7 +2,7 @@ package io.warden.service.api;
 
 /**
  * Root of every error the engine reports to callers. Each subtype maps to one problem-document
- * {@code code} of the HTTP API (contract §3); the HTTP layer maps them in one place.
+ * {@code code} of the HTTP API (docs/api.md); the HTTP layer maps them in one place.
  */
 public class WardenException extends RuntimeException {
     private final ErrorCode code;
@@ -21,13 +21,14 @@ public class WardenException extends RuntimeException {
         return code;
     }
 
-    /** The problem-document codes of contract §3, with their HTTP status. */
+    /** The problem-document codes of docs/api.md, with their HTTP status. */
     public enum ErrorCode {
         INVALID_ARGUMENT(400),
         UNAUTHENTICATED(401),
         PERMISSION_DENIED(403),
         SESSION_NOT_FOUND(404),
         CONFLICT(409),
+        DEADLOCK(409),
         RESOURCE_EXHAUSTED(429),
         UNAVAILABLE(503);
 

@@ -14,8 +14,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Names the principal of each request from its credentials (contract §6): a bearer token, whose SHA-256 the auth file
- * holds, or the principal name of a verified client certificate. Without an auth file every request is
+ * Names the principal of each request from its credentials (docs/api.md, authorization): a bearer token, whose SHA-256
+ * the auth file holds, or the principal name of a verified client certificate. Without an auth file every request is
  * {@link Caller#OPEN}.
  *
  * <p>Reloading: the file is read again when it changes (looked at every {@link #POLL_MS} ms: modification time, size

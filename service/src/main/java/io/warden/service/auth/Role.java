@@ -3,7 +3,7 @@ package io.warden.service.auth;
 import java.util.Locale;
 
 /**
- * What a principal may do in a namespace, ordered: each role includes the ones before it (contract §6).
+ * What a principal may do in a namespace, ordered: each role includes the ones before it (docs/api.md, authorization).
  * {@code read} sees locks, holders, waiters and watches; {@code lock} also opens sessions and takes locks;
  * {@code admin} also acts on other principals' sessions (force-release, expire, keep alive, close).
  */

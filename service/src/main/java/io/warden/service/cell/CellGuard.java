@@ -46,13 +46,16 @@ import java.util.function.Consumer;
  * <p><b>The check</b>, at start, after every reconnection and new ZooKeeper session, and whenever the token floor
  * changes while the cell is refused: read the token floor again ({@link TokenFloor#reload}), then write {@code /probe}: the write's zxid is
  * the cell's newest. The cell can be served when {@code zxid + floor} (below every token it will hand out from now on) is
- * at least the token mark; otherwise it was rolled back: {@link State#ROLLED_BACK}. While a check is under way
+ * at least the token mark as it was when the probe's reply came (what comes after that reply is newer than the probe:
+ * other gateways go on writing while a check made during service finishes); otherwise it was rolled back:
+ * {@link State#ROLLED_BACK}. While a check is under way
  * ({@link State#CHECKING}) calls wait for it (at most {@link #CHECK_WAIT}).
  *
  * <p><b>The way out</b> is the operator's: raise the token floor above the mark ({@code token-floor raise}); the raise's
- * notification starts a check, which then passes. Nothing else lifts the refusal, except a check after a reconnection
- * that finds the cell's own zxids past the mark (writes of other clients), which equally puts every new token above
- * every token this gateway saw.
+ * notification starts a check, which then passes. Nothing else lifts the refusal, except a check that finds the cell's
+ * own zxids past the mark (writes of other clients), which equally puts every new token above every token this gateway
+ * saw: after a reconnection, or when {@code token-floor raise} found nothing to raise for that reason (it touches the
+ * floor's node, and the gateway checks again once it has read the floor).
  *
  * <p>Concurrency: the state and the callers waiting on it are guarded by {@code this}; {@code state} is also volatile
  * for the fast path. Checks run on Curator's threads and ZooKeeper's event thread; the housekeeping (persisting the mark,
@@ -90,6 +93,8 @@ public final class CellGuard implements AutoCloseable {
     private volatile boolean stopped;
     // Guarded by this:
     private String detail;
+    /** Why the checks keep failing, when that says more than "ZooKeeper trouble" (a missing token floor), or null. */
+    private String checkFailure;
     private boolean checking;
     private boolean checkAgain;
     private long lastCheckNanos;
@@ -208,6 +213,14 @@ public final class CellGuard implements AutoCloseable {
     }
 
     /**
+     * For {@code /health/ready}: the refusal while the cell is refused; while checks keep failing for a reason an
+     * operator must act on (the cell has no token floor node), that reason; else null.
+     */
+    public synchronized String notReadyDetail() {
+        return state == State.ROLLED_BACK ? detail : state == State.CHECKING ? checkFailure : null;
+    }
+
+    /**
      * Completes when the gateway serves its cell: at once while it does; after the check under way; failed with
      * UNAVAILABLE while the cell is refused, while ZooKeeper is out of reach, or when the check takes more than
      * {@link #CHECK_WAIT}.
@@ -288,9 +301,9 @@ public final class CellGuard implements AutoCloseable {
             checking = true;
             lastCheckNanos = System.nanoTime();
         }
-        CompletableFuture<Long> looked = floor.reload().thenCompose(v -> probe())
-                .thenCompose(z -> keepIdentity().thenApply(v -> z));
-        looked.whenComplete((zxid, err) -> {
+        CompletableFuture<Probe> looked = floor.reload().thenCompose(v -> probe())
+                .thenCompose(p -> keepIdentity().thenApply(v -> p));
+        looked.whenComplete((probe, err) -> {
             boolean again;
             Runnable then = () -> { };
             synchronized (this) {
@@ -298,11 +311,12 @@ public final class CellGuard implements AutoCloseable {
                 again = checkAgain;
                 checkAgain = false;
                 if (err == null && !stopped) {
-                    then = decide(zxid);
+                    then = decide(probe);
                 }
             }
             then.run();
             if (err != null) {
+                noteFailure(Zk.unwrap(err));
                 log.debug("could not check the cell's zxid ({}); checking again shortly", Zk.unwrap(err).toString());
                 if (!firstDecision.isDone() && !zk.connected()) {
                     return; // start() reports it; the next reconnection checks again
@@ -314,18 +328,60 @@ public final class CellGuard implements AutoCloseable {
         });
     }
 
+    /**
+     * A check failed. The token floor's node missing is not a passing trouble: the ensemble lost every write (all its
+     * servers started empty, a rollback to before the cell's first gateway) or someone deleted it. The gateway does not
+     * make it again (an empty one would lower the floor of a cell that had one); the operator's raise does, and says so.
+     */
+    private void noteFailure(Throwable cause) {
+        String failure = null;
+        if (cause instanceof KeeperException ke && ke.code() == KeeperException.Code.NONODE && ke.getPath() != null
+                && ke.getPath().endsWith(CellPaths.TOKEN_FLOOR)) {
+            long mark = highWater.token();
+            failure = "this gateway cannot check its ZooKeeper cell: the cell has no token floor node ("
+                    + CellPaths.TOKEN_FLOOR + "), so the ensemble lost its data (every server started empty?) or the "
+                    + "node was deleted. Nothing is served until an operator raises the token floor above every token "
+                    + "given out: java -jar warden-service.jar token-floor raise --above " + mark + " --zk <ensemble> (the "
+                    + "largest --above any gateway reports); see docs/operations.md, \"Recovering from a rolled-back "
+                    + "ensemble\"";
+        }
+        boolean first;
+        String id;
+        synchronized (this) {
+            first = failure != null && !failure.equals(checkFailure);
+            checkFailure = failure;
+            id = cellId;
+        }
+        if (first) {
+            log.error("cell {}: {}", id, failure);
+        }
+    }
+
+    /**
+     * The probe's zxid, and what this gateway had seen when its reply came: the highest zxid, its token mark, the floor.
+     * Only that counts against the probe. Replies and notifications that come after it (other gateways' writes made
+     * after the probe, before the check decides) are newer than the probe, not a sign that the cell went back.
+     */
+    private record Probe(long zxid, long seen, long mark, long floor) {
+    }
+
+    /** What this gateway has seen, as the probe's reply comes (on ZooKeeper's event thread, in order with replies). */
+    private Probe seenAt(Stat stat) {
+        return new Probe(stat.getMzxid(), highWater.raw(), highWater.token(), floor.current());
+    }
+
     /** Writes {@code /probe}: its zxid is the newest of the cell, committed by a quorum. */
-    private CompletableFuture<Long> probe() {
+    private CompletableFuture<Probe> probe() {
         return zk.setData(CellPaths.PROBE, new byte[0], -1).handle((stat, err) -> {
             if (err == null) {
-                return CompletableFuture.completedFuture(stat.getMzxid());
+                return CompletableFuture.completedFuture(seenAt(stat));
             }
             if (Zk.code(err) == KeeperException.Code.NONODE) {
                 // Lost with the rest (a rollback to before the cell's first gateway), or removed by hand.
                 return zk.create(CellPaths.PROBE, new byte[0], CreateMode.PERSISTENT, false).handle((n, e) -> null)
-                        .thenCompose(v -> zk.setData(CellPaths.PROBE, new byte[0], -1)).thenApply(Stat::getMzxid);
+                        .thenCompose(v -> zk.setData(CellPaths.PROBE, new byte[0], -1)).thenApply(this::seenAt);
             }
-            return CompletableFuture.<Long>failedFuture(err);
+            return CompletableFuture.<Probe>failedFuture(err);
         }).thenCompose(f -> f);
     }
 
@@ -346,15 +402,20 @@ public final class CellGuard implements AutoCloseable {
                         .handle((n, e) -> (Void) null));
     }
 
-    /** Under this monitor: the cell is at {@code zxid} now. Returns what to do once the monitor is released. */
-    private Runnable decide(long zxid) {
-        if (zxid < highWater.raw()) {
-            highWater.restart(zxid); // the zxids seen before are of a history the cell no longer has
+    /**
+     * Under this monitor: the cell was at {@code probe.zxid} when the probe was written. Returns what to do once the
+     * monitor is released.
+     */
+    private Runnable decide(Probe probe) {
+        checkFailure = null;
+        long zxid = probe.zxid();
+        if (zxid < probe.seen()) {
+            highWater.restart(zxid); // the zxids seen before the probe are of a history the cell no longer has
         }
         highWater.observe(zxid);
-        long floorNow = floor.current();
-        long mark = highWater.token();
-        long next = zxid + floorNow; // every node made from now on has a larger czxid, so a token above this
+        long floorNow = probe.floor();
+        long mark = probe.mark();
+        long next = zxid + floorNow; // every node made after the probe has a larger czxid, so a token above this
         Runnable then = next >= mark ? serve(zxid, floorNow, mark) : refuse(zxid, floorNow, mark);
         firstDecision.complete(state);
         return then;

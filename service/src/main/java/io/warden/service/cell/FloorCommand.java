@@ -3,6 +3,7 @@ package io.warden.service.cell;
 import io.warden.service.config.ConfigException;
 import io.warden.service.config.ConfigLoader;
 import io.warden.service.config.WardenConfig;
+import io.warden.service.zk.CellLayout;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.ZkSecurity;
@@ -154,13 +155,10 @@ public final class FloorCommand {
 
     private static int raise(CuratorFramework client, WardenConfig config, Long above, Long to, PrintStream out,
                              PrintStream err) throws Exception {
-        for (String path : new String[]{CellPaths.PROBE, CellPaths.TOKEN_FLOOR}) {
-            try {
-                client.create().creatingParentsIfNeeded().forPath(path);
-            } catch (KeeperException.NodeExistsException made) {
-                // as it should be
-            }
-        }
+        // A cell that lost everything (its servers all started empty) lost its layout too: made again, so that its
+        // gateways serve it after the raise without a restart. On any other cell this finds everything in place.
+        CellLayout.makeTop(client);
+        CellLayout.makeShards(client);
         long cellZxid = client.setData().forPath(CellPaths.PROBE, new byte[0]).getMzxid();
         FloorHistory history = history(client);
         long current = history.current();
@@ -182,8 +180,13 @@ public final class FloorCommand {
             }
         }
         if (target <= current) {
+            // A gateway refusing the cell checks it again when the floor changes or it reconnects; here neither happens
+            // (other clients' writes carried the cell past its mark), so touch the floor's node: its data change makes
+            // every gateway read the floor again, and a refusing one check the cell.
+            client.setData().forPath(CellPaths.TOKEN_FLOOR, client.getData().forPath(CellPaths.TOKEN_FLOOR));
             out.println("cell " + cell + ": the token floor is " + current + " at zxid " + cellZxid + (above != null
-                    ? ", so every token from now on is above " + above : "") + "; nothing changed");
+                    ? ", so every token from now on is above " + above : "") + "; nothing to raise. Gateways that refused "
+                    + "the cell as rolled back check it again now, and serve it if it covers what they saw.");
             return OK;
         }
         Map<String, Object> data = new LinkedHashMap<>();

@@ -68,7 +68,10 @@ public final class TokenFloor implements Tokens {
         this.seen = seen;
     }
 
-    /** Told (on ZooKeeper's event thread) of every change of the current floor: a raise notified, or found by a listing. */
+    /**
+     * Told (on ZooKeeper's event thread) of every change of the current floor — a raise notified, or found by a listing —
+     * and once the floor is read again after a change of {@code /token-floor}'s data that names no raise it knows.
+     */
     void onRaise(Runnable listener) {
         onRaise = listener;
     }
@@ -252,7 +255,10 @@ public final class TokenFloor implements Tokens {
             rearm();
             if (event.getZxid() <= 0 || !history.hasRaiseAt(event.getZxid())) {
                 gap();
-                reload().exceptionally(e -> null); // the guard's next check reads it again if this fails
+                // Told once the floor is read again, raise or not: `token-floor raise` touches the node when it finds
+                // nothing to raise, so that a gateway refusing its cell checks it again. If the read fails, the guard's
+                // next check reads it again.
+                reload().thenRun(() -> onRaise.run()).exceptionally(e -> null);
             }
             return;
         }

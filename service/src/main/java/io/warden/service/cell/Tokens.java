@@ -1,8 +1,9 @@
 package io.warden.service.cell;
 
 /**
- * Turns a queue node's czxid into its fencing token: {@code czxid + } the cell's token floor for that node (contract
- * §1; {@link FloorHistory}). Every token Warden hands out or accepts goes through one of these.
+ * Turns a queue node's czxid into its fencing token: {@code czxid + } the cell's token floor for that node (a token as
+ * docs/guarantees.md defines it; {@link FloorHistory}). Every token Warden hands out or accepts goes through one of
+ * these.
  */
 @FunctionalInterface
 public interface Tokens {

@@ -45,6 +45,7 @@ public final class ConfigLoader {
     public static final String CONFIG_FLAG = "--config";
     public static final String CONFIG_ENV = "WARDEN_CONFIG";
     public static final String HELP_FLAG = "--help";
+    public static final String VERSION_FLAG = "--version";
 
     private static final String ENV_PREFIX = "WARDEN_";
     private static final int MAX_SHOWN_VALUE = 60;
@@ -120,6 +121,16 @@ public final class ConfigLoader {
         return false;
     }
 
+    /** True when {@code --version} is among the arguments: print {@link BuildInfo#version()} and stop. */
+    public static boolean versionRequested(String... args) {
+        for (String arg : args) {
+            if (arg.equals(VERSION_FLAG)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
     /** @see #load(List) */
     public WardenConfig load(String... args) {
         return load(List.of(args));
@@ -189,10 +200,11 @@ public final class ConfigLoader {
         line(out, CONFIG_FLAG + " FILE", CONFIG_ENV, "(none)",
                 "YAML file of settings, e.g. 'http-port: 7070'");
         line(out, HELP_FLAG, null, null, "print this text and exit");
+        line(out, VERSION_FLAG, null, null, "print the gateway's version (its Maven artifact version) and exit");
         for (Setting s : Setting.values()) {
             line(out, s.flag() + " " + s.kind().metavar(), s.envVar(), s.defaultText(), s.help());
         }
-        out.append("\nExit status: 0 after --help, 1 when start-up fails, 2 for a bad setting. SIGTERM or SIGINT\n")
+        out.append("\nExit status: 0 after --help or --version, 1 when start-up fails, 2 for a bad setting. SIGTERM or SIGINT\n")
                 .append("drains the gateway, then the JVM exits with 143 or 130.\n");
         return out.toString();
     }

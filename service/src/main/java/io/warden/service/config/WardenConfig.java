@@ -4,7 +4,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 
 /**
- * Every setting of a gateway, with the defaults of contract §5. Each field has a flag
+ * Every setting of a gateway, with the defaults of docs/configuration.md. Each field has a flag
  * ({@code --http-port}), an environment variable ({@code WARDEN_HTTP_PORT}) and a YAML key
  * ({@code http-port}); see {@link ConfigLoader} and docs/configuration.md.
  *

@@ -74,6 +74,8 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
 
     private volatile Cached<CellSnapshot> snapshot;
     private volatile Cached<List<Health.ZkServer>> probe;
+    /** The watch hub's wait-for graph; null until set (no mirror). */
+    private volatile java.util.function.Supplier<CompletableFuture<io.warden.service.watch.WatchHub.DeadlockReport>> waitFor;
 
     public ConsoleBridge(Zk zk, Warden warden, LockLister lister, SessionManager sessions, Clock ticker,
                          java.time.Clock wallClock, String gatewayId, String zkConnect,
@@ -97,6 +99,49 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
     public void mountPeerRoute(io.javalin.config.JavalinConfig cfg) {
         cfg.routes.get(Peers.PATH, ctx -> ctx.contentType("application/json")
                 .result(Json.write(new Peers.Tracked(gatewayId, sessions.trackedRemainingMs()))));
+    }
+
+    /** Serves the wait-for page from {@code source}: the watch hub's graph (before the console is served). */
+    public void useWaitFor(java.util.function.Supplier<CompletableFuture<io.warden.service.watch.WatchHub.DeadlockReport>> source) {
+        this.waitFor = source;
+    }
+
+    /**
+     * The watch hub's last computation of the wait-for graph (docs/decisions/0013): its deadlocks, as
+     * {@code GET /v1/deadlocks} lists them, and its edges; no ZooKeeper read but the members' request ids
+     * ({@link io.warden.service.watch.MemberRequestIds}).
+     */
+    @Override
+    public CompletableFuture<io.warden.console.model.WaitFor> waitFor() {
+        var source = waitFor;
+        if (source == null) {
+            return ConsoleBackend.super.waitFor();
+        }
+        return source.get().thenApply(this::waitFor);
+    }
+
+    private io.warden.console.model.WaitFor waitFor(io.warden.service.watch.WatchHub.DeadlockReport r) {
+        List<io.warden.console.model.WaitFor.Edge> edges = new ArrayList<>(r.edges().size());
+        for (io.warden.service.api.WaitEdge e : r.edges()) {
+            edges.add(new io.warden.console.model.WaitFor.Edge(e.waiter(), e.waiterClient(), e.name(), mode(e.waiterMode()),
+                    e.blocker(), e.blockerClient(), mode(e.blockerMode()), e.blockerToken(), e.blockerHolds()));
+        }
+        List<io.warden.console.model.WaitFor.Cycle> cycles = new ArrayList<>(r.deadlocks().size());
+        for (io.warden.service.api.Deadlock d : r.deadlocks()) {
+            List<io.warden.console.model.WaitFor.Member> members = new ArrayList<>(d.members().size());
+            for (io.warden.service.api.Deadlock.Member m : d.members()) {
+                members.add(new io.warden.console.model.WaitFor.Member(m.sessionId(), m.clientId(), m.requestId(),
+                        m.request(), m.name(), mode(m.mode()), m.onDeadlock() == io.warden.service.api.OnDeadlock.FAIL,
+                        m.waitsFor()));
+            }
+            cycles.add(new io.warden.console.model.WaitFor.Cycle(members, d.sinceRevision(), d.ageMs()));
+        }
+        return new io.warden.console.model.WaitFor(wallClock.instant().minusMillis(r.ageMs()), r.revision(), r.stale(),
+                edges, r.edgeCount(), cycles);
+    }
+
+    private static io.warden.console.model.Mode mode(io.warden.service.api.Mode m) {
+        return io.warden.console.model.Mode.valueOf(m.name());
     }
 
     /** Starts remembering events; call once the watch source is running. */

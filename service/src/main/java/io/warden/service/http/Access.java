@@ -18,10 +18,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Who may do what (contract §6), for the handlers: names the caller of a request ({@link #authenticate}), checks a
- * role in a namespace ({@link #need}), and checks that a session is the caller's or that the caller is an admin of
- * every namespace the session touches ({@link #session}). Every refusal and every admin action on another principal's
- * session is logged with principal, target and reason ({@link #audit}, rate-limited).
+ * Who may do what (docs/api.md, authorization), for the handlers: names the caller of a request
+ * ({@link #authenticate}), checks a role in a namespace ({@link #need}), and checks that a session is the caller's or
+ * that the caller is an admin of every namespace the session touches ({@link #session}). Every refusal and every admin
+ * action on another principal's session is logged with principal, target and reason ({@link #audit}, rate-limited).
  *
  * <p>Costs: a session tracked by this gateway is checked in memory; another costs one read of its record (the
  * takeover or acquire that follows would read it anyway). An admin of some namespaces (not {@code *}) acting on another

@@ -8,7 +8,7 @@ import java.util.Arrays;
 import java.util.regex.Pattern;
 
 /**
- * Checks of single request values (contract §3), shared by bodies, paths and query strings. Each throws an
+ * Checks of single request values (docs/api.md), shared by bodies, paths and query strings. Each throws an
  * {@link WardenException.InvalidArgumentException} naming the field; none touches the engine.
  */
 final class Fields {
@@ -85,6 +85,10 @@ final class Fields {
 
     static OnTimeout onTimeout(String field, String value) {
         return enumValue(field, value, OnTimeout.class);
+    }
+
+    static io.warden.service.api.OnDeadlock onDeadlock(String field, String value) {
+        return enumValue(field, value, io.warden.service.api.OnDeadlock.class);
     }
 
     static long checkRange(String field, long value, long min, long max) {

@@ -33,7 +33,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The gateway's HTTP API (contract §3) on Javalin/Jetty: the {@code /v1} calls, the lease API, health and
+ * The gateway's HTTP API (docs/api.md) on Javalin/Jetty: the {@code /v1} calls, the lease API, health and
  * metrics, the WebSocket keepalive ({@link KeepaliveSockets}) and the watch stream ({@link WatchRoutes}). It validates every request before anything reaches the {@link Warden}, holds waiting acquires
  * without a thread ({@code ctx.future}), and answers every failure with a problem document made in one place
  * ({@link Problems}).
@@ -51,6 +51,8 @@ import org.slf4j.LoggerFactory;
  * helpers, and the watch streams share one thread-safe {@link WatchMemory}.
  */
 public final class HttpApi {
+    /** Where {@code GET /v1/deadlocks} reads (set once the gateway's watch hub exists; until then 503). */
+    private volatile java.util.function.Supplier<java.util.concurrent.CompletableFuture<io.warden.service.watch.WatchHub.DeadlockReport>> deadlockSource;
     /** Held calls wait up to {@link AcquireRequest#MAX_WAIT_MS}; the servlet async timeout must never cut one short. */
     static final long ASYNC_TIMEOUT_MS = AcquireRequest.MAX_WAIT_MS + 30_000;
     /** A connection idle this long is closed; longer than any held call, so Jetty never times out a waiting acquire. */
@@ -94,6 +96,11 @@ public final class HttpApi {
     private volatile Access access;
     private volatile KeepaliveSockets keepaliveSockets;
 
+    /** {@code GET /v1/deadlocks} answers from {@code report} (until set: 503). */
+    public void useDeadlocks(java.util.function.Supplier<java.util.concurrent.CompletableFuture<io.warden.service.watch.WatchHub.DeadlockReport>> report) {
+        this.deadlockSource = report;
+    }
+
     /** An API without watches: {@code GET /v1/watch} answers 503. */
     public HttpApi(Warden warden, WardenConfig config, PrometheusMeterRegistry registry) {
         this(warden, (filter, since, sink) -> {
@@ -116,7 +123,8 @@ public final class HttpApi {
 
     /**
      * With {@code authenticator}: who the callers of {@code /v1}, {@code /lock} (and with {@code metrics-auth}
-     * {@code /metrics}) are, and so what they may do (contract §6); {@link Authenticator#open()} lets everyone in.
+     * {@code /metrics}) are, and so what they may do (docs/api.md, authorization); {@link Authenticator#open()} lets
+     * everyone in.
      */
     public HttpApi(Warden warden, WatchSource watches, WardenConfig config, PrometheusMeterRegistry registry,
                    java.util.function.Consumer<JavalinConfig> extraRoutes, Authenticator authenticator) {
@@ -288,7 +296,8 @@ public final class HttpApi {
             connector.setPort(port);
             connector.setIdleTimeout(IDLE_TIMEOUT_MS);
             connector.addBean(new ConnectionsPerIp(config.maxConnectionsPerIp(), refusedConnections));
-            // jetty_connections_current/max, jetty_connections_bytes_in/out, jetty_connections_messages_in/out
+            // jetty_connections_current/max, jetty_connections_received/sent_bytes, jetty_connections_messages_in/out_total
+            // (names as PrometheusNames makes them)
             connector.addBean(new JettyConnectionMetrics(registry, connector));
             return connector;
         });
@@ -355,6 +364,8 @@ public final class HttpApi {
         Access access = new Access(authenticator, warden, CertificatePrincipal.of(config.tlsClientPrincipal()));
         this.access = access;
         LockRoutes v1 = new LockRoutes(warden, requests, exchange, access);
+        DeadlockRoutes deadlockRoutes = new DeadlockRoutes(requests, exchange, access,
+                () -> deadlockSource == null ? null : deadlockSource.get());
         LeaseRoutes lease = new LeaseRoutes(warden, requests, exchange, access);
         WatchMemory watchMemory = WatchMemory.of(config.watchBufferBytes());
         io.micrometer.core.instrument.Gauge.builder("warden.watch.buffer.bytes", watchMemory, WatchMemory::used)
@@ -391,6 +402,7 @@ public final class HttpApi {
         route(cfg, HandlerType.GET, LockRoutes.LOCKS_PREFIX + "<name>", v1::lock);
         route(cfg, HandlerType.GET, "/v1/check", v1::check);
         route(cfg, HandlerType.GET, "/v1/namespaces", v1::namespaces);
+        route(cfg, HandlerType.GET, "/v1/deadlocks", deadlockRoutes::deadlocks);
         route(cfg, HandlerType.GET, "/v1/watch", watch::watch);
         route(cfg, HandlerType.POST, "/lock/acquire", lease::acquire);
         route(cfg, HandlerType.POST, "/lock/release", lease::release);
@@ -477,8 +489,9 @@ public final class HttpApi {
         long nanos = executionMs == null ? 0 : (long) (executionMs * 1_000_000.0);
         String m = METHODS.contains(method) ? method : "OTHER";
         timers.computeIfAbsent(route + " " + m + " " + status, k -> Timer.builder(TIMER)
-                .description("HTTP requests by route template, method and status")
+                .description("HTTP requests by route template, method and status, from routing to the reply")
                 .tags("route", route, "method", m, "status", status)
+                .serviceLevelObjectives(io.warden.service.metrics.WardenMetrics.LATENCY_BUCKETS) // histogram_quantile
                 .register(registry))
                 .record(nanos, TimeUnit.NANOSECONDS);
         log.debug("{} {} -> {} in {} ms", method, ctx.path(), status, executionMs);

@@ -15,7 +15,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.BooleanSupplier;
 
 /**
- * {@code GET /v1/sessions/{session_id}/keepalive} as a WebSocket (contract §3): every text frame from the client is a
+ * {@code GET /v1/sessions/{session_id}/keepalive} as a WebSocket (docs/api.md): every text frame from the client is a
  * heartbeat, answered with one frame {@code {"ttl_ms_remaining":N}}. Close codes:
  * <ul>
  *   <li>4404 when the session is gone (expired or closed);</li>

@@ -20,7 +20,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The simple lease API of contract §3 ({@code /lock/acquire|release|renew}), built only from {@link Warden}
+ * The simple lease API of docs/api.md ({@code /lock/acquire|release|renew}), built only from {@link Warden}
  * calls: a lease is a session that holds one EXCLUSIVE lock {@code leaseNamespace/resource}, and its
  * {@code lease_id} is that session's id.
  *

@@ -9,12 +9,12 @@ import io.warden.service.auth.Caller;
 import io.warden.service.auth.Role;
 
 /**
- * The {@code /v1} calls of contract §3: sessions, acquire/release, and the linearizable reads. Each handler
+ * The {@code /v1} calls of docs/api.md: sessions, acquire/release, and the linearizable reads. Each handler
  * validates everything first ({@link Requests}), checks what the caller may do ({@link Access}: a role in the name's
  * namespace, and for a session call that the session is the caller's or the caller an admin of its namespaces), then
  * makes exactly one engine call and hands its future to {@link Exchange#reply}; a request that fails validation or
  * authorization never reaches the engine. Replies show other principals' holders and waiters without their session
- * ids (contract §6).
+ * ids (docs/api.md, authorization).
  */
 final class LockRoutes {
     static final String LOCKS_PREFIX = "/v1/locks/";

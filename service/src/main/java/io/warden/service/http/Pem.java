@@ -20,9 +20,9 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * PEM files as Java key and trust stores, for the gateway's HTTPS (contract §6): a certificate chain, its private key
- * (PKCS#8, {@code BEGIN PRIVATE KEY}: RSA or EC, unencrypted), and CA certificates to verify client certificates with.
- * Failures name the file and say what was expected, in one line.
+ * PEM files as Java key and trust stores, for the gateway's HTTPS (docs/api.md, authorization): a certificate chain,
+ * its private key (PKCS#8, {@code BEGIN PRIVATE KEY}: RSA or EC, unencrypted), and CA certificates to verify client
+ * certificates with. Failures name the file and say what was expected, in one line.
  */
 public final class Pem {
     private static final Pattern KEY = Pattern.compile(

@@ -14,7 +14,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The one place where failures become {@code application/problem+json} documents (contract §3):
+ * The one place where failures become {@code application/problem+json} documents (docs/api.md):
  * {@code {type, title, status, detail, code}}, plus {@code field} for INVALID_ARGUMENT and any extension the
  * failure carries. Engine errors map by their {@link WardenException.ErrorCode}; HTTP-level errors
  * ({@link ProblemException}, Javalin's 404/405) by their status; anything else is a bug: it is logged at
@@ -98,6 +98,9 @@ final class Problems {
             ObjectNode doc = base(e.code().status(), e.code().name(), e.getMessage());
             if (e instanceof InvalidArgumentException invalid) {
                 doc.put("field", invalid.field());
+            }
+            if (e instanceof io.warden.service.api.DeadlockException dead) {
+                doc.set("cycle", json.tree(dead.cycle()));
             }
             if (e instanceof io.warden.service.api.LockTooLargeException big) {
                 doc.put("lock", big.lockName());

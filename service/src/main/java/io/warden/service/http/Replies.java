@@ -22,7 +22,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The JSON replies of contract §3, as records written by {@link Json} in snake_case. Null members are left
+ * The JSON replies of docs/api.md, as records written by {@link Json} in snake_case. Null members are left
  * out (optional {@code token}, {@code position}; {@code revision} when the engine reports none); a member
  * the contract says is {@code null} when empty carries {@code @JsonInclude(ALWAYS)}.
  */
@@ -69,7 +69,7 @@ final class Replies {
     /**
      * A holder; {@code session_id}/{@code client_id} are absent for a plain Curator holder, {@code expired} unless true;
      * {@code principal} (with an auth file) owns the session, and {@code session_id} is absent for a caller that is
-     * neither that principal nor an admin of the lock's namespace (contract §6).
+     * neither that principal nor an admin of the lock's namespace (docs/api.md, authorization).
      */
     record HolderReply(String sessionId, String clientId, String principal, Mode mode, long token, Boolean expired) {
         static HolderReply of(Holder h) {
@@ -197,7 +197,8 @@ final class Replies {
 
     /**
      * One event of {@code GET /v1/watch}; {@code session_id} is absent for a queue node that is not Warden's, and on a
-     * redacted stream (with an auth file, a watcher that is not an admin of the watched namespace: contract §6).
+     * redacted stream (with an auth file, a watcher that is not an admin of the watched namespace: docs/api.md,
+     * authorization).
      */
     record WatchEventReply(long revision, WatchEvent.Type type, String name, String sessionId, String clientId, Mode mode,
                            long token) {

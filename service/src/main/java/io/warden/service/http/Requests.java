@@ -4,6 +4,7 @@ import io.warden.service.api.AcquireRequest;
 import io.warden.service.api.LockName;
 import io.warden.service.api.Mode;
 import io.warden.service.api.MultiAcquireRequest;
+import io.warden.service.api.OnDeadlock;
 import io.warden.service.api.OnTimeout;
 import io.warden.service.api.WardenException;
 import io.warden.service.config.WardenConfig;
@@ -13,7 +14,7 @@ import java.util.Set;
 import java.util.UUID;
 
 /**
- * Turns raw request parts (body bytes, query parameters) into validated values, per call of contract §3.
+ * Turns raw request parts (body bytes, query parameters) into validated values, per call of docs/api.md.
  * Pure: nothing here reaches the engine, so a rejected request changes no state. Every rejection is an
  * {@link WardenException.InvalidArgumentException} naming the offending field.
  */
@@ -94,7 +95,8 @@ final class Requests {
      */
     MultiAcquireRequest multiAcquire(byte[] body) {
         JsonBody b = JsonBody.parse(json, body,
-                Set.of("session_id", "name", "names", "mode", "permits", "wait_ms", "request_id", "on_timeout"));
+                Set.of("session_id", "name", "names", "mode", "permits", "wait_ms", "request_id", "on_timeout",
+                        "on_deadlock"));
         String sessionId = Fields.sessionId("session_id", b.requiredString("session_id"));
         if (b.has("name")) {
             throw WardenException.invalid("names", "give either name (one lock) or names (several locks), not both");
@@ -114,13 +116,16 @@ final class Requests {
         String requestId = requestIdText == null ? newRequestId() : Fields.requestId("request_id", requestIdText);
         String onTimeoutText = b.optionalString("on_timeout");
         OnTimeout onTimeout = onTimeoutText == null ? OnTimeout.CANCEL : Fields.onTimeout("on_timeout", onTimeoutText);
+        String onDeadlockText = b.optionalString("on_deadlock");
+        OnDeadlock onDeadlock = onDeadlockText == null ? OnDeadlock.WAIT : Fields.onDeadlock("on_deadlock", onDeadlockText);
         return new MultiAcquireRequest(sessionId, names, mode, waitMs == null ? 0 : waitMs, requestId, onTimeout,
-                requestIdText != null);
+                requestIdText != null, onDeadlock);
     }
 
     AcquireRequest acquire(byte[] body) {
         JsonBody b = JsonBody.parse(json, body,
-                Set.of("session_id", "name", "mode", "permits", "wait_ms", "request_id", "on_timeout"));
+                Set.of("session_id", "name", "mode", "permits", "wait_ms", "request_id", "on_timeout",
+                        "on_deadlock"));
         String sessionId = Fields.sessionId("session_id", b.requiredString("session_id"));
         LockName name = Fields.lockName("name", b.requiredString("name"));
         String modeText = b.optionalString("mode");
@@ -132,8 +137,10 @@ final class Requests {
         String requestId = requestIdText == null ? newRequestId() : Fields.requestId("request_id", requestIdText);
         String onTimeoutText = b.optionalString("on_timeout");
         OnTimeout onTimeout = onTimeoutText == null ? OnTimeout.CANCEL : Fields.onTimeout("on_timeout", onTimeoutText);
+        String onDeadlockText = b.optionalString("on_deadlock");
+        OnDeadlock onDeadlock = onDeadlockText == null ? OnDeadlock.WAIT : Fields.onDeadlock("on_deadlock", onDeadlockText);
         return new AcquireRequest(sessionId, name, mode, waitMs == null ? 0 : waitMs, requestId, onTimeout,
-                requestIdText != null, permits == null ? 0 : permits.intValue());
+                requestIdText != null, permits == null ? 0 : permits.intValue(), onDeadlock);
     }
 
     Release release(byte[] body) {

@@ -95,7 +95,10 @@ final class SseStream implements WatchSink, WriteListener, AsyncListener {
         this(json, executor, memory, false);
     }
 
-    /** {@code redacted}: events and RESYNCs without session ids (a watcher that may not see them: contract §6). */
+    /**
+     * {@code redacted}: events and RESYNCs without session ids (a watcher that may not see them: docs/api.md,
+     * authorization).
+     */
     SseStream(Json json, Executor executor, WatchMemory memory, boolean redacted) {
         this.json = json;
         this.executor = executor;

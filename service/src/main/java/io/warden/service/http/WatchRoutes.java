@@ -14,7 +14,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executor;
 
 /**
- * {@code GET /v1/watch?name=|prefix=&session_id=&since_revision=} (contract §3): validates the query, subscribes a
+ * {@code GET /v1/watch?name=|prefix=&session_id=&since_revision=} (docs/api.md): validates the query, subscribes a
  * {@link SseStream} to the gateway's watches and keeps the response open as a Server-Sent Events stream. A
  * {@code Last-Event-ID} header (what {@code EventSource} sends when it reconnects) counts as {@code since_revision}
  * when the query has none. With {@code session_id} only that session's events pass (and a RESYNC lists only the locks

@@ -18,7 +18,7 @@ import java.util.concurrent.atomic.AtomicReference;
  * answers it, so a call is never answered twice and never told GRANTED after its request was removed. Anything may
  * look at a call at any time (a blocker's watch, a reconnection, a timer), from ZooKeeper's event thread or the
  * gateway's timer thread, and two looks may overlap; each decides only by winning a move. The counters are atomic for
- * the same reason. {@link #timer} is set once, before the first look; {@link #recheck} by the look that schedules it.
+ * the same reason. {@link #timer} is set once, before the first look; {@link #recheck} has its own note.
  */
 final class HeldCall {
     /** Where a held call stands. */
@@ -46,14 +46,12 @@ final class HeldCall {
     private final AtomicReference<State> state = new AtomicReference<>(State.WAITING);
     /** Looks at the queue so far: the first checks admission. */
     final AtomicInteger evaluations = new AtomicInteger();
-    /** Looks again at a lock too large to read, so far. */
-    final AtomicInteger rechecks = new AtomicInteger();
     /** Set by the first look when the request is refused at admission (a limit of the lock). */
     volatile WardenException refusal;
     /** The end of its wait ({@code wait_ms}). */
     volatile Clock.Cancellable timer;
-    /** The next look at a lock too large to read. */
-    volatile Clock.Cancellable recheck;
+    /** Its looks on its own schedule (a lock too large to read, a look the connection failed). */
+    final Recheck recheck = new Recheck();
 
     HeldCall(AcquireRequest req, String lockPath, String uuid, String node, long token, long startNanos, boolean made) {
         this.req = req;

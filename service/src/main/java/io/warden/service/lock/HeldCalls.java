@@ -41,18 +41,16 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>A lock too large to list ({@link QueueListing}: only foreign entries can make it so) is never read: a request this
  * call just made on it is refused and taken back; any other held call on it looks again every second or so (doubling
- * to {@link #RECHECK_MAX}) until it can be decided or its {@code wait_ms} runs out.
+ * to {@link Recheck#MAX}) until it can be decided or its {@code wait_ms} runs out.
  *
  * <p>Concurrency: {@link HeldCall}'s note says how a call moves; the path that moves it out of WAITING answers it.
  * Looks run their continuations on ZooKeeper's event thread; starts, timers and rechecks come from any thread. Calls
  * are registered in {@link WaitingCalls} (by session) from {@link #start} until answered, and their blockers' watches
- * kept in {@link BlockerWatches} (one per blocker node, and one per lock whose queue semaphore waiters watch); {@link #releasedAt} is a bounded concurrent map. Nothing here
+ * kept in {@link BlockerWatches} (one per blocker node, and one per lock whose queue semaphore waiters watch); {@link #releasedAt} is a bounded concurrent map; {@link #breaking} is guarded by itself. Nothing here
  * blocks.
  */
 final class HeldCalls {
     private static final Logger log = LoggerFactory.getLogger(HeldCalls.class);
-    /** The longest a held call on a lock too large to read waits before it looks again (it starts at a second). */
-    static final Duration RECHECK_MAX = Duration.ofSeconds(8);
     /** Lock paths with the time this gateway last released a hold there, for the handoff metric (a sample). */
     private static final int MAX_RELEASED_AT = 10_000;
 
@@ -78,6 +76,11 @@ final class HeldCalls {
      */
     private final Map<String, QueueRead> queueReads = new java.util.HashMap<>();
     /** When this gateway last released a hold of a lock path, for the handoff metric (taken by the next grant). */
+    /**
+     * Requests this gateway is removing as deadlocks' victims ({@link #breaking}), "session/uuid" to their held calls
+     * whose node the mirror showed gone meanwhile. Guarded by itself; bounded by the breaker's multis in flight.
+     */
+    private final Map<String, List<HeldCall>> breaking = new java.util.HashMap<>();
     private final Map<String, Long> releasedAt = Hints.bounded(MAX_RELEASED_AT);
     private volatile boolean draining;
 
@@ -223,7 +226,7 @@ final class HeldCalls {
                 gone(w, HeldCall.State.WAITING);
             } else if (Zk.unwrap(err) instanceof LockTooLargeException big) {
                 cannotRead(w, big);
-            } else {
+            } else if (!waitsOut(w, err)) {
                 fail(w, Zk.translate(err));
             }
             return;
@@ -297,7 +300,9 @@ final class HeldCalls {
         // no watch.
         blockers.watch(w.lockPath + "/" + blocker.node(), w).whenComplete((watched, e2) -> {
             if (e2 != null) {
-                fail(w, Zk.translate(e2));
+                if (!waitsOut(w, e2)) {
+                    fail(w, Zk.translate(e2));
+                }
             } else if (!watched) {
                 evaluate(w); // the blocker went before the watch was set
             }
@@ -308,7 +313,7 @@ final class HeldCalls {
      * The lock is too large to read ({@link QueueListing}), so the request can be neither granted nor refused by its
      * place. A request this call just made is refused and taken back (the lock has far more than max-entries-per-lock
      * entries). Any other held call (a retry, or one woken by its blocker or a reconnection) looks again later, a
-     * second at first, doubling to {@link #RECHECK_MAX}: the lock gives no notice when it shrinks, and its timer still
+     * second at first, doubling to {@link Recheck#MAX}: the lock gives no notice when it shrinks, and its timer still
      * ends the wait.
      */
     private void cannotRead(HeldCall w, LockTooLargeException big) {
@@ -318,13 +323,26 @@ final class HeldCalls {
             }
             return;
         }
-        long delayMs = Math.min(RECHECK_MAX.toMillis(), 1000L << Math.min(w.rechecks.getAndIncrement(), 10));
+        long delayMs = w.recheck.schedule(clock, w::waiting, () -> evaluate(w));
         log.debug("request {} on {} (token {}) waits on a lock too large to read ({} entries); looking again in {} ms",
                 w.req.requestId(), w.req.name(), w.token, big.entries(), delayMs);
-        w.recheck = clock.schedule(Duration.ofMillis(delayMs), () -> evaluate(w));
-        if (!w.waiting()) {
-            w.recheck.cancel(); // answered meanwhile (forget ran before the timer was set)
+    }
+
+    /**
+     * A look that failed for the connection to ZooKeeper ({@link Zk#connectionTrouble}) is not an answer: the request
+     * is still queued, and what it waited for may have gone meanwhile. A call with a wait keeps waiting: every
+     * reconnection looks at every held call again, and a {@link Recheck} covers a connection that came back before this
+     * failure was heard, or never went (a server that stopped answering). Its timer still ends the wait. Returns false
+     * (the caller answers 503 at once, as to any call ZooKeeper cannot serve) for a try, and for any other failure.
+     */
+    private boolean waitsOut(HeldCall w, Throwable err) {
+        if (w.req.waitMs() == 0 || !Zk.connectionTrouble(err)) {
+            return false;
         }
+        long delayMs = w.recheck.schedule(clock, w::waiting, () -> evaluate(w));
+        log.debug("request {} on {} (token {}) could not look at its queue ({}); it looks again when ZooKeeper answers, "
+                + "within {} ms", w.req.requestId(), w.req.name(), w.token, Zk.code(Zk.unwrap(err)), delayMs);
+        return true;
     }
 
     private void grant(HeldCall w, LockQueue q, Stat stat) {
@@ -488,6 +506,21 @@ final class HeldCalls {
         if (!w.move(from, HeldCall.State.DONE)) {
             return;
         }
+        // Removed as a deadlock's victim by another gateway: its record says so, with the cycle.
+        zk.data(CellPaths.sessionRequest(w.req.sessionId(), w.uuid)).whenComplete((ds, readErr) -> {
+            io.warden.service.zk.RequestRecord rec = ds == null ? null
+                    : io.warden.service.zk.Json.readOrNull(ds.data(), io.warden.service.zk.RequestRecord.class);
+            if (rec != null && rec.deadlock() != null) {
+                finishWithError(w, new io.warden.service.api.DeadlockException(rec.deadlock()));
+            } else if (rec != null) {
+                finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, List.of(), 0)); // its session still is
+            } else {
+                goneWithoutRecord(w);
+            }
+        });
+    }
+
+    private void goneWithoutRecord(HeldCall w) {
         zk.exists(CellPaths.session(w.req.sessionId())).whenComplete((stat, err) -> {
             if (err == null && stat == null) {
                 finishWithError(w, WardenException.sessionNotFound(w.req.sessionId()));
@@ -520,10 +553,7 @@ final class HeldCalls {
         if (t != null) {
             t.cancel();
         }
-        Clock.Cancellable r = w.recheck;
-        if (r != null) {
-            r.cancel();
-        }
+        w.recheck.cancel();
     }
 
     private void fail(HeldCall w, RuntimeException e) {
@@ -535,6 +565,75 @@ final class HeldCalls {
     /** This gateway released a hold of {@code lockPath} now (the next grant there measures the handoff). */
     void released(String lockPath) {
         releasedAt.put(lockPath, clock.read());
+    }
+
+    /**
+     * This gateway is about to send the {@code multi} that removes the request {@code uuid} of {@code sessionId} as a
+     * deadlock's victim. Until {@link #broken}, a removal of its nodes seen in the watch mirror (the multi's own
+     * notification may come before its reply) does not make its held calls read their record: the reply answers them.
+     */
+    void breaking(String sessionId, String uuid) {
+        synchronized (breaking) {
+            breaking.put(sessionId + "/" + uuid, new java.util.ArrayList<>(1));
+        }
+    }
+
+    /**
+     * The victim's {@code multi} is over: {@code error} answers the request's held calls when it committed (null when it
+     * did not); a call whose node the mirror showed gone meanwhile (removed by something else) then looks as usual.
+     */
+    void broken(String sessionId, String uuid, RuntimeException error) {
+        List<HeldCall> seen;
+        synchronized (breaking) {
+            seen = breaking.remove(sessionId + "/" + uuid);
+        }
+        if (error != null) {
+            deadlocked(sessionId, uuid, error);
+        }
+        if (seen != null) {
+            for (HeldCall w : seen) {
+                gone(w, HeldCall.State.WAITING); // a no-op for a call already answered
+            }
+        }
+    }
+
+    /** Answers the held calls of a request this gateway removed as a deadlock's victim with {@code error}. */
+    void deadlocked(String sessionId, String uuid, RuntimeException error) {
+        for (HeldCall w : waiting.of(sessionId)) {
+            if (w.uuid.equals(uuid) && w.move(HeldCall.State.WAITING, HeldCall.State.DONE)) {
+                counted(w);
+                finishWithError(w, error);
+            }
+        }
+    }
+
+    /** Whether a call of the request {@code uuid} of {@code sessionId} is held here. */
+    boolean holds(String sessionId, String uuid) {
+        for (HeldCall w : waiting.of(sessionId)) {
+            if (w.uuid.equals(uuid)) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A queue node of {@code sessionId} on {@code lockPath} with {@code token} was removed, as another gateway's watch
+     * mirror shows: the held calls waiting on it here look at their request (a deadlock's victim learns it so).
+     */
+    void removedElsewhere(String sessionId, String lockPath, long token) {
+        for (HeldCall w : waiting.of(sessionId)) {
+            if (w.token == token && w.lockPath.equals(lockPath)) {
+                synchronized (breaking) {
+                    List<HeldCall> pending = breaking.get(sessionId + "/" + w.uuid);
+                    if (pending != null) {
+                        pending.add(w); // this gateway's own multi removed it, or will say it did not
+                        continue;
+                    }
+                }
+                gone(w, HeldCall.State.WAITING);
+            }
+        }
     }
 
     /** Answers the held calls of a request that another call removed (a release or a cancel). */

@@ -78,6 +78,8 @@ public final class LockEngine implements io.warden.service.session.SessionListen
     private final Set<String> nearLimit = java.util.Collections.newSetFromMap(Hints.bounded(MAX_NEAR_LIMIT));
     /** The acquire calls held here until answered. */
     private final HeldCalls held;
+    /** Removes deadlocks' victims. */
+    private final DeadlockBreaker breaker;
     /** Try-locks refused from a read, without a write. */
     private final TryRefusals refusals;
     /** Multi-lock requests: their acquires and held calls. */
@@ -122,11 +124,12 @@ public final class LockEngine implements io.warden.service.session.SessionListen
         this.refusals = new TryRefusals(zk, clock, queues, reader, rules);
         this.multis = new MultiLocks(zk, clock, metrics, rules, tokens, queues, reader, ends, nodes, sessions, quotas,
                 refusals, maxRequestsPerSession, maxEntriesPerLock, maxWaitersPerLock);
+        this.breaker = new DeadlockBreaker(zk, held, multis, tombstones);
     }
 
     /**
-     * A multi-lock acquire (contract §2.11): every entry made in one transaction, GRANTED once it holds every name
-     * ({@link MultiLocks}).
+     * A multi-lock acquire (guarantee 11 of docs/guarantees.md): every entry made in one transaction, GRANTED once it
+     * holds every name ({@link MultiLocks}).
      */
     public CompletableFuture<io.warden.service.api.MultiAcquireResult> acquireAll(io.warden.service.api.MultiAcquireRequest req) {
         return multis.acquire(req);
@@ -243,7 +246,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
 
     /**
      * A session opened here: its client id and owner are known, and it has no requests yet. {@code quotaOwner}: whose
-     * request quota its requests count against ({@link io.warden.service.session.SessionRecord#quotaOwner}).
+     * request quota its requests count against ({@link io.warden.service.zk.SessionRecord#quotaOwner}).
      */
     @Override
     public void sessionOpened(String sessionId, String clientId, String principal, String quotaOwner) {
@@ -256,7 +259,8 @@ public final class LockEngine implements io.warden.service.session.SessionListen
         String lockPath = CellPaths.lock(req.name());
         String requestPath = CellPaths.sessionRequest(req.sessionId(), uuid);
         byte[] requestData = Json.write(new RequestRecord(req.name().toString(), req.mode(), req.requestId()));
-        byte[] nodeData = Json.write(new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode(), p.principal()));
+        byte[] nodeData = Json.write(new QueueNodeData(req.sessionId(), p.clientId(), req.requestId(), req.mode(), p.principal())
+                .withOnDeadlock(req.onDeadlock()));
         List<CuratorOp> ops;
         try {
             List<CuratorOp> list = new java.util.ArrayList<>(5);
@@ -268,6 +272,12 @@ public final class LockEngine implements io.warden.service.session.SessionListen
                 // Made and removed in this transaction: its notification tells the watch mirrors the client id without
                 // a read (CellPaths.clientIdNote). Last, so the results above keep their places.
                 String note = requestPath + "/" + CellPaths.clientIdNote(p.clientId());
+                list.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(note, new byte[0]));
+                list.add(zk.ops().delete().forPath(note));
+            }
+            if (req.onDeadlock() == io.warden.service.api.OnDeadlock.FAIL) {
+                // As the client id: the mirrors learn that this request may be a deadlock's victim without a read.
+                String note = requestPath + "/" + CellPaths.DEADLOCK_FAIL_NOTE;
                 list.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(note, new byte[0]));
                 list.add(zk.ops().delete().forPath(note));
             }
@@ -392,7 +402,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
                         results.get(1).getResultStat().getMtime()));
                 return CompletableFuture.completedFuture(new HeldCall(req, lockPath, uuid, node, token, start, true));
             }
-            quotas.unreserve(p.owner()); // nothing was made (a retry's request was counted when it was made)
+            quotas.unreserve(p.owner()); // nothing was made, or nothing this call can know of (see below)
             Throwable cause = Zk.unwrap(err);
             if (cause instanceof Zk.MultiFailure mf) {
                 int failed = mf.failedIndex();
@@ -415,6 +425,10 @@ public final class LockEngine implements io.warden.service.session.SessionListen
                     // The lock node (a container) is missing, or was reaped between our create and the multi.
                     return ensureLockNode(lockPath).thenCompose(v -> create(req, p, start, attempt + 1));
                 }
+            }
+            if (Zk.MultiFailure.maybeApplied(err)) {
+                // As in MultiLocks#write: the request may exist uncounted; the session's count is read again.
+                sessions.forget(req.sessionId());
             }
             throw Zk.translate(err);
         }).thenCompose(f -> f);
@@ -464,6 +478,10 @@ public final class LockEngine implements io.warden.service.session.SessionListen
     /** A request record exists for this request id: a live request to rejoin, or a tombstone of one that ended. */
     private CompletableFuture<HeldCall> existingRecord(AcquireRequest req, String lockPath, String uuid, Zk.DataAndStat ds, long start) {
         RequestRecord rec = Json.readOrNull(ds.data(), RequestRecord.class);
+        if (rec != null && rec.done() && rec.deadlock() != null) {
+            // Removed as a deadlock's victim: every repeat gets the same answer (guarantee 7 of docs/guarantees.md).
+            return CompletableFuture.failedFuture(new io.warden.service.api.DeadlockException(rec.deadlock()));
+        }
         if (rec != null && rec.done()) {
             return CompletableFuture.failedFuture(WardenException.invalid("request_id", "request " + req.requestId()
                     + " of this session has already ended (released, cancelled or timed out); use a new request_id"));
@@ -496,6 +514,25 @@ public final class LockEngine implements io.warden.service.session.SessionListen
             ends.remember(req.sessionId(), lockPath, token, entry.get().node());
             return new HeldCall(req, lockPath, uuid, entry.get().node(), token, start, false);
         });
+    }
+
+    // ------------------------------------------------------------------ deadlocks
+
+    /** Breaks a deadlock the watch mirror found: true when this call removed the victim ({@link DeadlockBreaker}). */
+    public CompletableFuture<Boolean> breakDeadlock(io.warden.service.api.DeadlockAction action) {
+        return rules.breakDeadlock(action, breaker::breakCycle);
+    }
+
+    /** Whether this gateway holds a call of the request {@code uuid} of {@code sessionId}. */
+    public boolean holdsCall(String sessionId, String uuid) {
+        return held.holds(sessionId, uuid) || multis.holds(sessionId, uuid);
+    }
+
+    /** A queue node of {@code sessionId} on {@code name} with {@code token} was removed (seen in the watch mirror). */
+    public void removedElsewhere(String sessionId, LockName name, long token) {
+        String lockPath = CellPaths.lock(name);
+        held.removedElsewhere(sessionId, lockPath, token);
+        multis.removedElsewhere(sessionId, lockPath, token); // one of a multi-lock request's entries
     }
 
     // ------------------------------------------------------------------ release and cancel

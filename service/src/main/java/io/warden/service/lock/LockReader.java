@@ -20,8 +20,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * Linearizable reads of locks (contract §2.6): {@code sync} the lock's path so this gateway's ZooKeeper server has
- * applied every write committed before the call, then read the queue and its nodes.
+ * Linearizable reads of locks (guarantee 6 of docs/guarantees.md): {@code sync} the lock's path so this gateway's
+ * ZooKeeper server has applied every write committed before the call, then read the queue and its nodes.
  *
  * <p>A lock too large to list ({@link QueueListing}) is not read: both reads fail with
  * {@link io.warden.service.api.LockTooLargeException} (429, naming the lock and its entries).

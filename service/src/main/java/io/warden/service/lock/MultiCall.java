@@ -34,12 +34,11 @@ final class MultiCall {
     private final AtomicReference<HeldCall.State> state = new AtomicReference<>(HeldCall.State.WAITING);
     /** Looks at the queues so far: the first checks admission on every name. */
     final AtomicInteger evaluations = new AtomicInteger();
-    /** Looks again at a lock too large to read, so far. */
-    final AtomicInteger rechecks = new AtomicInteger();
     /** Set by the first look when the request is refused at admission (a limit of one of its locks). */
     volatile WardenException refusal;
     volatile Clock.Cancellable timer;
-    volatile Clock.Cancellable recheck;
+    /** Its looks on its own schedule (a lock too large to read, a look the connection failed). */
+    final Recheck recheck = new Recheck();
 
     MultiCall(MultiAcquireRequest req, String uuid, List<String> lockPaths, List<String> nodes, long token,
               long startNanos, boolean made) {

@@ -2,11 +2,13 @@ package io.warden.service.lock;
 
 import io.warden.service.api.AcquireResult;
 import io.warden.service.api.AcquireResult.Status;
+import io.warden.service.api.DeadlockException;
 import io.warden.service.api.Holder;
 import io.warden.service.api.LockName;
 import io.warden.service.api.LockTooLargeException;
 import io.warden.service.api.MultiAcquireRequest;
 import io.warden.service.api.MultiAcquireResult;
+import io.warden.service.api.OnDeadlock;
 import io.warden.service.api.OnTimeout;
 import io.warden.service.api.WardenException;
 import io.warden.service.cell.Tokens;
@@ -37,10 +39,10 @@ import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 
 /**
- * Multi-lock requests (contract §2.11, docs/decisions/0012): one request record and one queue entry per name, all made
- * in one ZooKeeper {@code multi}, so that two such requests are in the same order on every name they share and never
- * wait for each other in a cycle. Each entry holds by {@link LockQueue}'s rules alone, as any entry; the request is
- * GRANTED once every entry holds (an entry that holds keeps holding until it is removed).
+ * Multi-lock requests (guarantee 11 of docs/guarantees.md, docs/decisions/0012): one request record and one queue entry
+ * per name, all made in one ZooKeeper {@code multi}, so that two such requests are in the same order on every name they
+ * share and never wait for each other in a cycle. Each entry holds by {@link LockQueue}'s rules alone, as any entry;
+ * the request is GRANTED once every entry holds (an entry that holds keeps holding until it is removed).
  *
  * <p>A held call ({@link MultiCall}) reads every name's queue (the reads are sent together), and while some entry does
  * not hold it watches the blocker of the first such name in the request's order — one watch at a time, as a call on one
@@ -151,8 +153,17 @@ final class MultiLocks {
         if (busy.isEmpty()) {
             return create(req, p, start, 1).thenCompose(this::start);
         }
+        zk.failFast();
+        // One sync before the busy names' reads (each name's own would wait for a second: see refusalSynced). The reads
+        // are made together once it is answered, so the first goes to ZooKeeper alone and the others in one batch.
+        return zk.sharedSync().thenCompose(synced -> refusedOrMade(req, p, start, busy));
+    }
+
+    /** {@link #tryOrMake}, synced: the busy names' reads decide. */
+    private CompletableFuture<MultiAcquireResult> refusedOrMade(MultiAcquireRequest req, SessionHints.Prepared p,
+                                                                long start, List<LockName> busy) {
         List<CompletableFuture<Optional<AcquireResult>>> reads = busy.stream()
-                .map(n -> refusals.refusal(CellPaths.lock(n), req.mode(), 0)).toList();
+                .map(n -> refusals.refusalSynced(CellPaths.lock(n), req.mode(), 0)).toList();
         return CompletableFuture.allOf(reads.toArray(CompletableFuture[]::new)).thenCompose(v -> {
             Map<String, List<Holder>> holders = new java.util.LinkedHashMap<>();
             long revision = 0;
@@ -232,7 +243,8 @@ final class MultiLocks {
         List<String> lockPaths = lockPaths(req);
         List<String> names = req.names().stream().map(LockName::toString).toList();
         byte[] requestData = Json.write(RequestRecord.multi(names, req.mode(), req.requestId()));
-        QueueNodeData nodeData = QueueNodeData.ofMulti(req.sessionId(), p.clientId(), req.requestId(), req.mode(), p.principal());
+        QueueNodeData nodeData = QueueNodeData.ofMulti(req.sessionId(), p.clientId(), req.requestId(), req.mode(), p.principal())
+                .withOnDeadlock(req.onDeadlock());
         byte[] nodeBytes = Json.write(nodeData);
         CompletableFuture<List<CuratorTransactionResult>> sent;
         try {
@@ -248,6 +260,12 @@ final class MultiLocks {
                 ops.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(note, new byte[0]));
                 ops.add(zk.ops().delete().forPath(note));
             }
+            if (req.onDeadlock() == OnDeadlock.FAIL) {
+                // As for one name: the mirrors learn that this request may be a deadlock's victim without a read.
+                String note = requestPath + "/" + CellPaths.DEADLOCK_FAIL_NOTE;
+                ops.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(note, new byte[0]));
+                ops.add(zk.ops().delete().forPath(note));
+            }
             sent = rules.writeMulti(ops, 2, lockPaths.size(), zk::multi);
         } catch (Exception e) {
             quotas.unreserve(p.owner());
@@ -256,7 +274,6 @@ final class MultiLocks {
         return sent.handle((results, err) -> {
             if (err == null) {
                 long czxid = results.get(1).getResultStat().getMzxid();
-                long token = tokens.of(czxid);
                 List<String> nodes = new ArrayList<>(lockPaths.size());
                 long worst = -1;
                 for (int k = 0; k < lockPaths.size(); k++) {
@@ -270,6 +287,9 @@ final class MultiLocks {
                 }
                 quotas.commit(p.owner(), req.sessionId(), uuid);
                 sessions.count(req.sessionId(), 1);
+                // The request is made and counted; when its tokens cannot be said now (the floor is being read again),
+                // the call fails and a resend with the same request_id finds the request.
+                long token = tokens.of(czxid);
                 MultiCall call = new MultiCall(req, uuid, lockPaths, nodes, token, start, true);
                 if (worst >= 0) {
                     // A name's sequence numbers are near their end (see LockQueue): taken back whole, and refused.
@@ -317,16 +337,26 @@ final class MultiLocks {
                             .thenCompose(v -> create(req, p, start, attempt + 1));
                 }
             }
+            if (Zk.MultiFailure.maybeApplied(err)) {
+                // Failed for its connection after an attempt that may have been applied (its reply lost): the request
+                // may exist, uncounted, and a resend finds it without counting it. The session's count is read from
+                // ZooKeeper at its next acquire, or it could take one request more than max-requests-per-session.
+                sessions.forget(req.sessionId());
+            }
             throw Zk.translate(err);
         }).thenCompose(f -> f);
     }
 
     /**
-     * A record exists for this request id: an ended request (400), a request of other names or another mode (400
-     * naming the field), or this request, whose entries the call rejoins.
+     * A record exists for this request id: a deadlock's victim (the same 409 DEADLOCK as its first call), another ended
+     * request (400), a request of other names or another mode (400 naming the field), or this request, whose entries
+     * the call rejoins.
      */
     private CompletableFuture<MultiCall> existing(MultiAcquireRequest req, String uuid, Zk.DataAndStat ds, long start) {
         RequestRecord rec = Json.readOrNull(ds.data(), RequestRecord.class);
+        if (rec != null && rec.done() && rec.deadlock() != null) {
+            return CompletableFuture.failedFuture(new DeadlockException(rec.deadlock()));
+        }
         if (rec != null && rec.done()) {
             return CompletableFuture.failedFuture(WardenException.invalid("request_id", "request " + req.requestId()
                     + " of this session has already ended (released, cancelled or timed out); use a new request_id"));
@@ -349,7 +379,7 @@ final class MultiLocks {
         List<String> lockPaths = rec.lockNames().stream().map(n -> CellPaths.lock(LockName.parse(n))).toList();
         List<LockName> ordered = rec.lockNames().stream().map(LockName::parse).toList();
         MultiAcquireRequest asMade = new MultiAcquireRequest(req.sessionId(), ordered, req.mode(), req.waitMs(),
-                req.requestId(), req.onTimeout(), req.requestIdGiven());
+                req.requestId(), req.onTimeout(), req.requestIdGiven(), req.onDeadlock());
         long token = tokens.of(ds.stat().getCzxid());
         // Synced first, as a one-name retry is: the decision that follows must read state at least as new as the call.
         return zk.sync(lockPaths.get(0)).thenCompose(v -> readAll(lockPaths, "a request queued on it cannot be looked up; "
@@ -409,12 +439,7 @@ final class MultiLocks {
     private record Look(List<LockQueue> queues, List<Zk.ChildrenAndStat> reads, int[] at) {
         /** The first name (in the request's order) whose entry does not hold; -1 when every entry holds. */
         int firstNotHolding(GrantRules rules) {
-            for (int k = 0; k < at.length; k++) {
-                if (!rules.holds(queues.get(k), at[k])) {
-                    return k;
-                }
-            }
-            return -1;
+            return rules.firstNotHolding(queues, at);
         }
 
         long revision() {
@@ -460,7 +485,7 @@ final class MultiLocks {
         if (err != null) {
             if (Zk.unwrap(err) instanceof LockTooLargeException big) {
                 cannotRead(c, big);
-            } else {
+            } else if (!waitsOut(c, err)) {
                 fail(c, Zk.translate(err));
             }
             return;
@@ -520,7 +545,9 @@ final class MultiLocks {
                 c.req.names().get(k), blocker.get().node());
         blockers.watch(c.lockPaths.get(k) + "/" + blocker.get().node(), c).whenComplete((watched, e2) -> {
             if (e2 != null) {
-                fail(c, Zk.translate(e2));
+                if (!waitsOut(c, e2)) {
+                    fail(c, Zk.translate(e2));
+                }
             } else if (!watched) {
                 evaluate(c); // the blocker went before the watch was set
             }
@@ -535,11 +562,18 @@ final class MultiLocks {
             }
             return;
         }
-        long delayMs = Math.min(HeldCalls.RECHECK_MAX.toMillis(), 1000L << Math.min(c.rechecks.getAndIncrement(), 10));
-        c.recheck = clock.schedule(Duration.ofMillis(delayMs), () -> evaluate(c));
-        if (!c.waiting()) {
-            c.recheck.cancel();
+        c.recheck.schedule(clock, c::waiting, () -> evaluate(c));
+    }
+
+    /** As {@code HeldCalls.waitsOut}: a call with a wait outlives a look the connection failed, and looks again. */
+    private boolean waitsOut(MultiCall c, Throwable err) {
+        if (c.req.waitMs() == 0 || !Zk.connectionTrouble(err)) {
+            return false;
         }
+        long delayMs = c.recheck.schedule(clock, c::waiting, () -> evaluate(c));
+        log.debug("multi-lock request {} (token {}) could not look at its queues ({}); it looks again when ZooKeeper "
+                + "answers, within {} ms", c.req.requestId(), c.token, Zk.code(Zk.unwrap(err)), delayMs);
+        return true;
     }
 
     private void grant(MultiCall c, Look look) {
@@ -662,11 +696,27 @@ final class MultiLocks {
         quotas.ended(c.req.sessionId(), c.uuid);
     }
 
-    /** An entry vanished while the call waited: its session ended, or the request was released or cancelled. */
+    /**
+     * An entry vanished while the call waited: its session ended, the request was released or cancelled, or another
+     * gateway removed it as a deadlock's victim (its record, tombstoned in that same transaction, says so with the cycle).
+     */
     private void gone(MultiCall c, HeldCall.State from) {
         if (!c.move(from, HeldCall.State.DONE)) {
             return;
         }
+        zk.data(CellPaths.sessionRequest(c.req.sessionId(), c.uuid)).whenComplete((ds, readErr) -> {
+            RequestRecord rec = ds == null ? null : Json.readOrNull(ds.data(), RequestRecord.class);
+            if (rec != null && rec.deadlock() != null) {
+                finishWithError(c, new DeadlockException(rec.deadlock()));
+            } else if (rec != null) {
+                finishOk(c, new MultiAcquireResult(Status.TIMED_OUT, null, null, Map.of(), 0)); // its session still is
+            } else {
+                goneWithoutRecord(c);
+            }
+        });
+    }
+
+    private void goneWithoutRecord(MultiCall c) {
         zk.exists(CellPaths.session(c.req.sessionId())).whenComplete((stat, err) -> {
             if (err == null && stat == null) {
                 finishWithError(c, WardenException.sessionNotFound(c.req.sessionId()));
@@ -697,10 +747,7 @@ final class MultiLocks {
         if (t != null) {
             t.cancel();
         }
-        Clock.Cancellable r = c.recheck;
-        if (r != null) {
-            r.cancel();
-        }
+        c.recheck.cancel();
     }
 
     private void fail(MultiCall c, RuntimeException e) {
@@ -710,6 +757,35 @@ final class MultiLocks {
     }
 
     // ------------------------------------------------------------------ ends from outside
+
+    /** A queue node of the session on {@code lockPath} with {@code token} was removed (seen in the watch mirror). */
+    void removedElsewhere(String sessionId, String lockPath, long token) {
+        for (MultiCall c : waiting.of(sessionId)) {
+            if (c.token == token && c.lockPaths.contains(lockPath)) {
+                gone(c, HeldCall.State.WAITING);
+            }
+        }
+    }
+
+    /** Answers the held calls of a request this gateway removed as a deadlock's victim with {@code error}. */
+    void deadlocked(String sessionId, String uuid, RuntimeException error) {
+        for (MultiCall c : waiting.of(sessionId)) {
+            if (c.uuid.equals(uuid) && c.move(HeldCall.State.WAITING, HeldCall.State.DONE)) {
+                counted(c);
+                finishWithError(c, error);
+            }
+        }
+    }
+
+    /** Whether a call of the request {@code uuid} of {@code sessionId} is held here. */
+    boolean holds(String sessionId, String uuid) {
+        for (MultiCall c : waiting.of(sessionId)) {
+            if (c.uuid.equals(uuid)) {
+                return true;
+            }
+        }
+        return false;
+    }
 
     /** Answers the held calls of a request another call ended (a release or cancel of the whole request). */
     void removed(String sessionId, String uuid) {

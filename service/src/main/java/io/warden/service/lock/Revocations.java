@@ -44,11 +44,12 @@ import java.util.function.BooleanSupplier;
  * gateway that restarts with the same id finds its own records and runs them again from its start.
  *
  * <p><b>Finishing</b> ({@link #finish}): the hold's node is read; gone, the holder let go (or its session ended); there,
- * it is released by its token through {@code release} — the release of contract §2.4, which never touches another
- * holder, and to which a hold released meanwhile is a no-op; no lock-delay applies — or, for a session that expired and
- * whose hold is kept by its lock-delay, the node itself is deleted (its path is that hold's and no other's). Then the
- * record is deleted and the outcome audited. Two gateways finishing the same record (a taker and an owner that comes
- * back) both find the same hold: one releases it, the other finds it gone; at worst the audit log has two entries.
+ * it is released by its token through {@code release} — the release of guarantee 4 in docs/guarantees.md, which never
+ * touches another holder, and to which a hold released meanwhile is a no-op; no lock-delay applies — or, for a session
+ * that expired and whose hold is kept by its lock-delay, the node itself is deleted (its path is that hold's and no
+ * other's). Then the record is deleted and the outcome audited. Two gateways finishing the same record (a taker and an
+ * owner that comes back) both find the same hold: one releases it, the other finds it gone; at worst the audit log has
+ * two entries.
  *
  * <p>Concurrency: called from any thread; continuations run on Curator's threads, timers on the clock's. {@code pending}
  * is a concurrent map of the records this gateway knows, by record path, bounded by {@link #maxPending} (a revoke is

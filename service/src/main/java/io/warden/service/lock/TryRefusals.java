@@ -17,7 +17,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentMap;
 
 /**
- * Try-locks that cannot be granted, refused from a linearizable read instead of being made and taken back (contract §3,
+ * Try-locks that cannot be granted, refused from a linearizable read instead of being made and taken back (docs/api.md,
  * {@code wait_ms} 0; docs/design.md, "Refused tries").
  *
  * <p>A refusal reads the lock after a {@code sync} sent after the call began ({@link Zk#sharedSync}: one sync serves
@@ -77,7 +77,17 @@ final class TryRefusals {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return zk.sharedSync().thenCompose(v -> queues.read(lockPath, "whether it is held cannot be read"))
+        return zk.sharedSync().thenCompose(v -> refusalSynced(lockPath, mode, permits));
+    }
+
+    /**
+     * As {@link #refusal}, for a caller that has itself waited for a {@link Zk#sharedSync} asked after its call began
+     * (and after {@link Zk#failFast}): the read is sent now. A multi-lock try reads all its busy locks after one sync:
+     * were each lock's refusal to ask on its own, the second would ask while the first's sync is in flight and wait for
+     * another.
+     */
+    CompletableFuture<Optional<AcquireResult>> refusalSynced(String lockPath, Mode mode, int permits) {
+        return queues.read(lockPath, "whether it is held cannot be read")
                 .handle((cs, err) -> {
                     if (err != null) {
                         if (Zk.code(err) == Code.NONODE || Zk.unwrap(err) instanceof LockTooLargeException) {

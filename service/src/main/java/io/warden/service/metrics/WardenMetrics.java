@@ -9,6 +9,7 @@ import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.apache.curator.framework.state.ConnectionState;
 import org.apache.zookeeper.KeeperException;
 
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
@@ -21,7 +22,8 @@ import java.util.function.Supplier;
  * <ul>
  *   <li>{@code warden_acquire_seconds{outcome}} — acquire latency by outcome (granted, queued, timed_out, error)</li>
  *   <li>{@code warden_handoff_seconds} — from a release on this gateway to the next grant it promotes here</li>
- *   <li>{@code warden_queue_depth} — queue length seen by each acquire; {@code warden_waiters_pending} — held calls</li>
+ *   <li>{@code warden_queue_depth} — queue length seen by each acquire (a histogram); {@code warden_waiters_pending} —
+ *       held calls</li>
  *   <li>{@code warden_grants_total}, {@code warden_releases_total{result}}, {@code warden_sessions_tracked},
  *       {@code warden_sessions_expired_total}, {@code warden_keepalives_total{result}},
  *       {@code warden_orphan_entries_removed_total}</li>
@@ -37,7 +39,13 @@ import java.util.function.Supplier;
  *   <li>{@code warden_lock_too_large_entries{lock}} — per lock too large for this gateway to read, its entries as last
  *       counted (at most {@link #MAX_TOO_LARGE_GAUGES} locks; gone once the lock is read again);
  *       {@code warden_zk_max_packet_bytes} — the largest ZooKeeper reply the gateway's client accepts</li>
+ *   <li>{@code warden_build_info{version}} — 1, labelled with the artifact's version;
+ *       {@code warden_config_limit{setting}} — the configured bounds alert rules compare with</li>
  * </ul>
+ * Counters and outcomes that alert rules watch are registered at start, at 0: a series that appears only with its
+ * first event has no earlier sample, so {@code rate} and {@code increase} miss that event. Latencies are histograms
+ * ({@code _bucket} series), so {@code histogram_quantile} can combine them across gateways. Every meter of one name has
+ * the same description: Prometheus keeps one HELP per name.
  * Thread-safety: safe for concurrent use (Micrometer meters are; {@code tooLarge} is a concurrent map of at most
  * {@link #MAX_TOO_LARGE_GAUGES} entries).
  */
@@ -61,16 +69,67 @@ public final class WardenMetrics {
     private record TooLarge(AtomicInteger entries, Gauge gauge) {
     }
 
+    /** Acquire outcomes: the values of the {@code outcome} tag of {@code warden_acquire_seconds}. */
+    static final java.util.List<String> ACQUIRE_OUTCOMES = java.util.List.of("granted", "queued", "timed_out", "error");
+    /**
+     * Bucket bounds of the HTTP and ZooKeeper latency histograms: few and fixed, as their series are many (one set per
+     * route, method and status; per operation and result).
+     */
+    public static final Duration[] LATENCY_BUCKETS = java.util.stream.Stream.of(1, 2, 5, 10, 25, 50, 100, 250, 500, 1_000,
+            2_500, 5_000, 10_000, 30_000, 60_000).map(Duration::ofMillis).toArray(Duration[]::new);
+    private static final double[] QUEUE_DEPTH_BUCKETS = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 5_000, 10_000};
+
     public WardenMetrics(MeterRegistry registry) {
+        this(registry, io.warden.service.config.BuildInfo.version());
+    }
+
+    /** With {@code version} as {@code warden_build_info}'s label. */
+    public WardenMetrics(MeterRegistry registry, String version) {
         this.registry = registry;
+        Gauge.builder("warden.build.info", () -> 1).tag("version", version)
+                .description("1, labelled with the version of the gateway's artifact").register(registry);
+        for (String outcome : ACQUIRE_OUTCOMES) {
+            acquireTimer(outcome);
+        }
+        handoffTimer();
+        queueDepths();
+        grants();
+        releases(true);
+        releases(false);
+        expiries();
+        orphans();
+        for (ConnectionState state : ConnectionState.values()) {
+            connectionStates(state);
+        }
+        for (String kind : java.util.List.of("write", "read")) {
+            fallbacks(kind);
+        }
+        for (String result : java.util.List.of("ok", "takeover", "unavailable", "error")) {
+            keepalives(result);
+        }
         Gauge.builder("warden.zk.connected", connected, AtomicInteger::get)
                 .description("1 while this gateway is connected to ZooKeeper").register(registry);
         Gauge.builder("warden.waiters.pending", pendingWaiters, AtomicInteger::get)
                 .description("acquire calls held open on this gateway").register(registry);
-        Gauge.builder("warden.cell.locks", cellLocks, AtomicLong::get).description("live locks in the cell").register(registry);
-        Gauge.builder("warden.cell.holds", cellHolds, AtomicLong::get).description("holds in the cell").register(registry);
-        Gauge.builder("warden.cell.waiters", cellWaiters, AtomicLong::get).description("queued requests in the cell").register(registry);
-        Gauge.builder("warden.cell.sessions", cellSessions, AtomicLong::get).description("open sessions in the cell").register(registry);
+        String refreshed = ", refreshed every 30 s (-1 before the first refresh)";
+        Gauge.builder("warden.cell.locks", cellLocks, AtomicLong::get)
+                .description("live locks (with a holder or waiter) in the cell" + refreshed).register(registry);
+        Gauge.builder("warden.cell.holds", cellHolds, AtomicLong::get)
+                .description("holds in the cell" + refreshed).register(registry);
+        Gauge.builder("warden.cell.waiters", cellWaiters, AtomicLong::get)
+                .description("waiting requests in the cell" + refreshed).register(registry);
+        Gauge.builder("warden.cell.sessions", cellSessions, AtomicLong::get)
+                .description("open sessions in the cell" + refreshed).register(registry);
+    }
+
+    /**
+     * The configured bounds alerts compare figures with, as {@code warden_config_limit{setting}} (e.g.
+     * {@code setting="max-sessions-per-gateway"} against {@code warden_sessions_tracked}).
+     */
+    public void limits(Map<String, ? extends Number> bySetting) {
+        bySetting.forEach((setting, value) -> Gauge.builder("warden.config.limit", () -> value).tag("setting", setting)
+                .description("a configured bound of this gateway, by setting name (max-sessions-per-gateway, "
+                        + "max-waiters-per-lock, ...)").register(registry));
     }
 
     /** The largest ZooKeeper reply the gateway's client accepts ({@code zk-max-packet-bytes}). */
@@ -126,39 +185,80 @@ public final class WardenMetrics {
     }
 
     public void acquire(String outcome, long nanos) {
-        timers.computeIfAbsent("acquire:" + outcome, k -> Timer.builder("warden.acquire").description("acquire latency by outcome")
-                .tag("outcome", outcome).publishPercentileHistogram().register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+        acquireTimer(outcome).record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    private Timer acquireTimer(String outcome) {
+        return timers.computeIfAbsent("acquire:" + outcome, k -> Timer.builder("warden.acquire")
+                .description("acquire calls on this gateway, from the call to its answer, by outcome "
+                        + "(granted, queued, timed_out, error)")
+                .tag("outcome", outcome).publishPercentileHistogram().register(registry));
     }
 
     public void handoff(long nanos) {
-        timers.computeIfAbsent("handoff", k -> Timer.builder("warden.handoff").description("release to the next grant")
-                .publishPercentileHistogram().register(registry)).record(nanos, TimeUnit.NANOSECONDS);
+        handoffTimer().record(nanos, TimeUnit.NANOSECONDS);
+    }
+
+    private Timer handoffTimer() {
+        return timers.computeIfAbsent("handoff", k -> Timer.builder("warden.handoff")
+                .description("from a release on this gateway to the next grant it promotes")
+                .publishPercentileHistogram().register(registry));
     }
 
     public void queueDepth(int depth) {
-        registry.summary("warden.queue.depth").record(depth);
+        queueDepths().record(depth);
+    }
+
+    private DistributionSummary queueDepths() {
+        return summaries.computeIfAbsent("queue", k -> DistributionSummary.builder("warden.queue.depth")
+                .description("entries of the lock (holders and waiters, its own included) at the first look of each "
+                        + "acquire on this gateway")
+                .serviceLevelObjectives(QUEUE_DEPTH_BUCKETS).register(registry));
     }
 
     public void grant() {
-        counter("warden.grants", "grants made", null, null).increment();
+        grants().increment();
+    }
+
+    private Counter grants() {
+        return counter("warden.grants", "grants made by this gateway", null, null);
     }
 
     public void release(boolean released) {
-        counter("warden.releases", "releases by result", "result", released ? "released" : "noop").increment();
+        releases(released).increment();
+    }
+
+    private Counter releases(boolean released) {
+        return counter("warden.releases", "releases by result (released; noop: not held, e.g. a stale token)", "result",
+                released ? "released" : "noop");
     }
 
     public void sessionExpired() {
-        counter("warden.sessions.expired", "sessions expired by TTL", null, null).increment();
+        expiries().increment();
+    }
+
+    private Counter expiries() {
+        return counter("warden.sessions.expired", "sessions this gateway expired because no keepalive came within "
+                + "their TTL", null, null);
     }
 
     /** A queue node without its request record was removed (it could never have been ended otherwise). */
     public void orphanEntryRemoved() {
-        counter("warden.orphan.entries.removed", "queue nodes removed because their request record was gone",
-                null, null).increment();
+        orphans().increment();
+    }
+
+    private Counter orphans() {
+        return counter("warden.orphan.entries.removed", "queue nodes removed because their request record was gone",
+                null, null);
     }
 
     public void keepalive(String result) {
-        counter("warden.keepalives", "keepalives by result", "result", result).increment();
+        keepalives(result).increment();
+    }
+
+    private Counter keepalives(String result) {
+        return counter("warden.keepalives", "keepalives by result (ok; takeover: of a session another gateway tracked; unavailable; error)",
+                "result", result);
     }
 
     private Counter counter(String name, String description, String tag, String value) {
@@ -181,7 +281,12 @@ public final class WardenMetrics {
 
     public void connectionState(ConnectionState state) {
         connected.set(state.isConnected() ? 1 : 0);
-        counter("warden.zk.connection.state", "ZooKeeper connection state changes", "state", state.name()).increment();
+        connectionStates(state).increment();
+    }
+
+    private Counter connectionStates(ConnectionState state) {
+        return counter("warden.zk.connection.state", "changes of this gateway's ZooKeeper connection, by the state "
+                + "entered (CONNECTED, SUSPENDED, RECONNECTED, LOST, READ_ONLY)", "state", state.name());
     }
 
     /** One request sent by the group-commit stage of {@code kind} (write, read), carrying {@code calls} callers' operations. */
@@ -194,8 +299,12 @@ public final class WardenMetrics {
 
     /** A batch of {@code kind} failed as a whole and its calls were sent again one by one. */
     public void batchFallback(String kind) {
-        counter("warden.zk.batch.fallbacks", "group-commit batches that failed and were sent again call by call", "kind", kind)
-                .increment();
+        fallbacks(kind).increment();
+    }
+
+    private Counter fallbacks(String kind) {
+        return counter("warden.zk.batch.fallbacks", "group-commit batches that failed and were sent again call by call",
+                "kind", kind);
     }
 
     /** Calls of {@code kind} waiting for the next batch. */
@@ -208,8 +317,10 @@ public final class WardenMetrics {
         timers.computeIfAbsent("zk:" + op + ":" + resultCode, k -> {
             KeeperException.Code code = KeeperException.Code.get(resultCode);
             String result = resultCode == 0 ? "ok" : code == null ? "error" : code.name().toLowerCase();
-            return Timer.builder("warden.zk.operation").description("ZooKeeper operations by result")
-                    .tag("op", op).tag("result", result).register(registry);
+            return Timer.builder("warden.zk.operation")
+                    .description("ZooKeeper operations of this gateway's callers, from the call to its answer (alone or "
+                            + "in a batch), by operation and result")
+                    .tag("op", op).tag("result", result).serviceLevelObjectives(LATENCY_BUCKETS).register(registry);
         }).record(nanos, TimeUnit.NANOSECONDS);
     }
 }

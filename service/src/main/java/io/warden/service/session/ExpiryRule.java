@@ -1,10 +1,10 @@
 package io.warden.service.session;
 
 /**
- * How long after the keepalive that renews it a tracked session's TTL runs out: its whole TTL, as the contract fixes it
- * (§2.3, expiry is never early): {@link #CONTRACT}, the only rule production code uses. The session tracker is built with
- * it (a seam, as Caffeine is given its {@code Ticker}) so that the proof suite can build a gateway that expires sessions
- * early on purpose and show that its expiry checker sees it.
+ * How long after the keepalive that renews it a tracked session's TTL runs out: its whole TTL, as guarantee 3 of
+ * docs/guarantees.md fixes it (expiry is never early): {@link #CONTRACT}, the only rule production code uses. The
+ * session tracker is built with it (a seam, as Caffeine is given its {@code Ticker}) so that the proof suite can build
+ * a gateway that expires sessions early on purpose and show that its expiry checker sees it.
  */
 @FunctionalInterface
 public interface ExpiryRule {

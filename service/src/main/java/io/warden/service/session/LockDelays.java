@@ -19,10 +19,10 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Predicate;
 
 /**
- * Lock-delay (contract §2.9): the holds of an expired session keep blocking for the session's {@code lock_delay_ms}.
- * Expiry leaves the granted queue nodes in place and writes {@code /lockdelay/{session_id}} naming them; after the
- * delay this gateway deletes them and the record in one {@code multi}. If this gateway dies first, the leader adopts
- * the record and starts a fresh full delay (late, never early).
+ * Lock-delay (guarantee 9 of docs/guarantees.md): the holds of an expired session keep blocking for the session's
+ * {@code lock_delay_ms}. Expiry leaves the granted queue nodes in place and writes {@code /lockdelay/{session_id}}
+ * naming them; after the delay this gateway deletes them and the record in one {@code multi}. If this gateway dies
+ * first, the leader adopts the record and starts a fresh full delay (late, never early).
  *
  * <p>Concurrency: {@link #mine} is a concurrent set; work runs on the clock's and Curator's threads and never blocks.
  */

@@ -29,9 +29,9 @@ import java.util.concurrent.atomic.AtomicReference;
 import java.util.regex.Pattern;
 
 /**
- * Sessions (contract §2.3, §2.9, §2.10): durable records in ZooKeeper, TTLs tracked in this gateway's memory on the
- * injected clock. This class is the front: opening, keepalives, takeover, close and views. The mechanisms live in their
- * own classes, each with the rule a reader can check in one place:
+ * Sessions (guarantees 3, 9 and 10 of docs/guarantees.md): durable records in ZooKeeper, TTLs tracked in this gateway's
+ * memory on the injected clock. This class is the front: opening, keepalives, takeover, close and views. The mechanisms
+ * live in their own classes, each with the rule a reader can check in one place:
  * <ul>
  *   <li>{@link Tracker}: the tracked sessions; "acknowledge only while vouched" and "acknowledge and expire exclude
  *   each other";</li>
@@ -148,9 +148,9 @@ public final class SessionManager {
     }
 
     /**
-     * Opens a session owned by {@code principal} (null in open mode): only it, or an admin, may use it (contract §6).
-     * {@code address} is the caller's (kept in the record); the session counts against its owner's quota, the principal
-     * or in open mode that address ({@link SessionQuotas}).
+     * Opens a session owned by {@code principal} (null in open mode): only it, or an admin, may use it (docs/api.md,
+     * authorization). {@code address} is the caller's (kept in the record); the session counts against its owner's
+     * quota, the principal or in open mode that address ({@link SessionQuotas}).
      */
     public CompletableFuture<SessionGrant> open(String principal, String address, String clientId, long ttlMs,
                                                 long lockDelayMs) {
@@ -449,8 +449,8 @@ public final class SessionManager {
 
     /**
      * The principal that owns the session (empty for one opened in open mode), for the HTTP layer's check of who may
-     * use it (contract §6). A session tracked here costs no read; another costs one read of its record, and a sync
-     * before "not found" (this gateway's server may lag the one the session was opened through).
+     * use it (docs/api.md, authorization). A session tracked here costs no read; another costs one read of its record,
+     * and a sync before "not found" (this gateway's server may lag the one the session was opened through).
      */
     public CompletableFuture<java.util.Optional<String>> principalOf(String sessionId) {
         try {

@@ -19,7 +19,7 @@ import java.util.function.Function;
 final class TrackedSession {
     final String id;
     final String clientId;
-    /** The principal that owns the session (contract §6), or null for a session opened in open mode. */
+    /** The principal that owns the session (docs/api.md, authorization), or null for a session opened in open mode. */
     final String principal;
     /** Whose quota the session counts against ({@link SessionQuotas#owner}). */
     final String quotaOwner;

@@ -20,7 +20,8 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 
 /**
- * The sessions whose TTL this gateway tracks, and the two rules that make expiry late, never early (contract §2.3):
+ * The sessions whose TTL this gateway tracks, and the two rules that make expiry late, never early (guarantee 3 of
+ * docs/guarantees.md):
  * <ol>
  *   <li><b>Acknowledge only while vouched.</b> {@link #acknowledge} resets a deadline only when {@link Vouching} is
  *   fresh and the session's record watch is set in the current ZooKeeper session ({@link TrackedSession#armedIn}), or

@@ -12,9 +12,10 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * The rule "acknowledge a keepalive only while this gateway can vouch for the session" (contract §2.3), gateway-wide
- * half: how fresh this gateway's view of ZooKeeper is. The per-session half (the record's watch is set in the current
- * ZooKeeper session, so a takeover would have been heard) is {@link TrackedSession#armedIn}.
+ * The rule "acknowledge a keepalive only while this gateway can vouch for the session" (guarantee 3 of
+ * docs/guarantees.md), gateway-wide half: how fresh this gateway's view of ZooKeeper is. The per-session half (the
+ * record's watch is set in the current ZooKeeper session, so a takeover would have been heard) is
+ * {@link TrackedSession#armedIn}.
  *
  * <h2>Why a sync, and what B bounds</h2>
  * A {@code sync} sent at time S that comes back proves: this gateway's ZooKeeper server had applied every write

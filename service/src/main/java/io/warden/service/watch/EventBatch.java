@@ -7,7 +7,7 @@ import java.util.function.Function;
  * The events of one ZooKeeper transaction, as the hub publishes them: every watch gets a transaction's events in one
  * call (the ones its filter covers), and the history keeps them together.
  *
- * <p>Serialised once: the wire form of each event is made the first time a stream asks for it ({@link #frame}) and
+ * <p>Serialised once: the wire form of each event is made the first time a stream asks for it ({@link #frames}) and
  * shared by every stream that sends it, instead of once per watch. {@link #frameBytes} is what the frames take, counted
  * once in the watches' memory budget while any stream still has them queued ({@link #refs}).
  *
@@ -61,8 +61,8 @@ public final class EventBatch {
     }
 
     /**
-     * The wire form of every event for streams that may not see session ids (contract §6), made on the first call (on
-     * the hub's thread) and shared by every such stream, as {@link #frames} is by the others.
+     * The wire form of every event for streams that may not see session ids (docs/api.md, authorization), made on the
+     * first call (on the hub's thread) and shared by every such stream, as {@link #frames} is by the others.
      */
     public byte[][] redactedFrames(Function<WatchEvent, byte[]> encoder) {
         if (redactedFrames == null) {

@@ -439,6 +439,9 @@ final class LockFeed {
             if (parts.length == 5 && !parts[4].startsWith("~")) {
                 return new Note(Kind.REQUEST_RECORD, zxid, parts[3], parts[4]);
             }
+            if (parts.length == 6 && parts[5].equals(CellPaths.DEADLOCK_FAIL_NOTE)) {
+                return new Note(Kind.DEADLOCK_FAIL_NOTE, zxid, parts[4], null);
+            }
             if (parts.length == 6) {
                 String client = CellPaths.clientIdOfNote(parts[5]);
                 return client == null ? null : new Note(Kind.CLIENT_NOTE, zxid, parts[4], client);
@@ -457,7 +460,7 @@ final class LockFeed {
         return null;
     }
 
-    private enum Kind { QUEUE_CREATED, QUEUE_DELETED, QUEUE_CHANGED, REQUEST_RECORD, CLIENT_NOTE, EXPIRY_MARKER, LOCK_DELAY_CREATED,
+    private enum Kind { QUEUE_CREATED, QUEUE_DELETED, QUEUE_CHANGED, REQUEST_RECORD, CLIENT_NOTE, DEADLOCK_FAIL_NOTE, EXPIRY_MARKER, LOCK_DELAY_CREATED,
         LOCK_DELAY_DELETED, BARRIER }
 
     /**
@@ -514,6 +517,7 @@ final class LockFeed {
             }
             case REQUEST_RECORD -> t.sessionsByRequest.put((String) note.b, note.a);
             case CLIENT_NOTE -> t.clientsByRequest.put(note.a, (String) note.b);
+            case DEADLOCK_FAIL_NOTE -> t.failOnDeadlock.add(note.a);
             case EXPIRY_MARKER -> t.expiring.add(note.a);
             case LOCK_DELAY_CREATED -> t.lockDelaysCreated.add(note.a);
             case LOCK_DELAY_DELETED -> t.lockDelaysDeleted.add(note.a);

@@ -114,6 +114,11 @@ final class LockMirror {
     private final TreeMap<String, MirroredLock> locks = new TreeMap<>();
     /** Per lock, the zxid its last full read reflects; changes at or before it are already in the mirror. */
     private final Map<String, Long> readAt = new HashMap<>();
+    /**
+     * Locks whose exact queue has waiters: the only ones with edges in the wait-for graph ({@link DeadlockGraph}), so a
+     * computation of it walks them, not every lock. Bounded by the locks.
+     */
+    private final Set<String> contended = new HashSet<>();
     /** Sessions whose lock-delay record exists: their remaining nodes end their expiry when deleted. */
     private final Set<String> lockDelayed = new HashSet<>();
     /**
@@ -165,7 +170,43 @@ final class LockMirror {
                 partial.add(name);
             }
             report(name, lock);
+            contention(name, lock);
         }
+    }
+
+    /** Keeps {@link #contended} up to date for the lock ({@code null}: gone). */
+    private void contention(String name, MirroredLock lock) {
+        if (lock != null && !lock.partial() && lock.nodeCount() > lock.holderCount()) {
+            contended.add(name);
+        } else {
+            contended.remove(name);
+        }
+    }
+
+    /** The locks with waiters whose queue the mirror has whole. On the hub's thread. */
+    List<MirroredLock> contendedLocks() {
+        List<MirroredLock> out = new ArrayList<>(contended.size());
+        for (String name : contended) {
+            out.add(locks.get(name));
+        }
+        return out;
+    }
+
+    /** Every queue node of the request {@code uuid} of {@code session}, by lock (one per name; several for a multi-lock). */
+    List<Map.Entry<String, MirroredLock.Node>> nodesOfRequest(String session, String uuid) {
+        List<Map.Entry<String, MirroredLock.Node>> out = new ArrayList<>();
+        for (String name : locksOf(session)) {
+            MirroredLock lock = locks.get(name);
+            if (lock == null) {
+                continue;
+            }
+            for (MirroredLock.Node n : lock.nodes()) {
+                if (session.equals(n.sessionId()) && uuid.equals(n.request())) {
+                    out.add(Map.entry(name, n));
+                }
+            }
+        }
+        return out;
     }
 
     /** Forgets everything (the mirror is dropped, or replaced by a full read). */
@@ -175,6 +216,7 @@ final class LockMirror {
         lockDelayed.clear();
         bySession.clear();
         large.clear();
+        contended.clear();
         partial.clear();
         completed.clear();
         nodeCount = 0;
@@ -263,7 +305,8 @@ final class LockMirror {
                 // The token of a node is its czxid, the zxid of the transaction that created it, plus the token floor.
                 String session = entry.id() == null ? null : t.sessionsByRequest.get(entry.id());
                 String client = session == null ? null : t.clientsByRequest.get(entry.id());
-                created.add(new MirroredLock.Node(entry, token(t.zxid), session, client));
+                boolean fail = entry.id() != null && t.failOnDeadlock.contains(entry.id());
+                created.add(new MirroredLock.Node(entry, token(t.zxid), session, client, fail));
             }
             List<WatchEvent> lockEvents = lock.apply(t.zxid, created, change.deleted(), change.changed(), n -> n.sessionId() != null
                     && (t.expiring.contains(n.sessionId()) || lockDelayed.contains(n.sessionId())));
@@ -289,6 +332,7 @@ final class LockMirror {
                 nameChars -= name.length();
             }
             report(name, lock.isEmpty() ? null : lock);
+            contention(name, lock.isEmpty() ? null : lock);
         }
         for (String name : t.lockNodesDeleted) {
             // A lock node goes only when it has no children: a lock the mirror did not have whole is now empty.
@@ -300,6 +344,7 @@ final class LockMirror {
                 partial.remove(name);
                 completed.add(name);
                 report(name, null);
+                contention(name, null);
             }
         }
         // After the events: a deletion is judged by whether the lock-delay record existed before the transaction.

@@ -121,7 +121,7 @@ final class MirrorLoader {
             QueueNodeData data = Json.readOrNull(ds.data(), QueueNodeData.class);
             return new MirroredLock.Node(entry, tokens.applyAsLong(ds.stat().getCzxid()),
                     data == null ? null : data.sessionId(),
-                    data == null ? null : data.clientId());
+                    data == null ? null : data.clientId(), data != null && data.failsOnDeadlock());
         });
     }
 }

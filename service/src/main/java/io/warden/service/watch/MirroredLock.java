@@ -36,14 +36,24 @@ import java.util.function.Predicate;
 final class MirroredLock {
     /**
      * A queue node as the mirror knows it: its entry (name, sequence, mode; the request id is not kept), token (czxid
-     * plus the token floor), session and client. Session and client are null for a node that is not Warden's (a plain
-     * Curator client's).
+     * plus the token floor), session and client, and whether its request said {@code on_deadlock: FAIL}. Session and
+     * client are null for a node that is not Warden's (a plain Curator client's). The request's uuid is in the node's
+     * name ({@link #request()}).
      */
-    record Node(QueueEntry entry, long token, String sessionId, String clientId) {
+    record Node(QueueEntry entry, long token, String sessionId, String clientId, boolean failOnDeadlock) {
         Node {
             if (entry.id() != null) {
                 entry = new QueueEntry(entry.node(), entry.sequence(), entry.mode(), null, entry.permits());
             }
+        }
+
+        Node(QueueEntry entry, long token, String sessionId, String clientId) {
+            this(entry, token, sessionId, clientId, false);
+        }
+
+        /** The uuid of the node's request ({@code _c_{uuid}-…}), parsed from its name; null when it has none. */
+        String request() {
+            return QueueEntry.parse(entry.node()).map(QueueEntry::id).orElse(null);
         }
     }
 
@@ -183,6 +193,16 @@ final class MirroredLock {
         };
         int permits = queue.isEmpty() ? 0 : queue.firstKey().permits();
         return new LockView(name, mode, holders, waiters, revision).withPermits(permits);
+    }
+
+    /** The lock's name. */
+    String name() {
+        return name;
+    }
+
+    /** The queue's nodes in queue order (the first {@link #holderCount()} hold). A view: read it on the hub's thread. */
+    Collection<Node> nodes() {
+        return queue.values();
     }
 
     /** How many of this lock's nodes hold it; the rest wait. O(1). */

@@ -2,7 +2,7 @@ package io.warden.service.watch;
 
 /**
  * Where a resumed watch starts: the revision its client asked for ({@code since_revision}), so that it gets every event
- * after it, or a RESYNC when they are no longer known (contract §3): {@link #CONTRACT}, the only rule production code
+ * after it, or a RESYNC when they are no longer known (docs/api.md): {@link #CONTRACT}, the only rule production code
  * uses. The hub is built with it (a seam, as Caffeine is given its {@code Ticker}) so that the proof suite can build a
  * gateway that resumes watches from now on purpose and show that its watch checker sees the missed events.
  */

@@ -22,6 +22,8 @@ import java.util.Set;
  *   {@code _c_{uuid}-…} the same acquire creates;</li>
  *   <li>a client-id note {@code /sessions/{sh}/{sid}/{uuid}/~client-{base64url}}, created and deleted by the same acquire
  *   (it never outlives the transaction), names that session's client id;</li>
+ *   <li>a {@code ~deadlock-fail} note under a request record, made and removed by the same acquire, says that request
+ *   may be a deadlock's victim;</li>
  *   <li>a created expiry marker {@code /expired/{sid}} says the transaction's deletions of that session's nodes are its
  *   expiry;</li>
  *   <li>created and deleted lock-delay records, and queue nodes created, deleted and changed (a changed queue node is a
@@ -42,6 +44,8 @@ final class Transaction {
     final Map<String, String> sessionsByRequest = new HashMap<>();
     /** Client-id notes: request uuid to client id. */
     final Map<String, String> clientsByRequest = new HashMap<>();
+    /** Requests (uuids) whose acquire said on_deadlock FAIL: their {@code ~deadlock-fail} note was created. */
+    final Set<String> failOnDeadlock = new HashSet<>(0);
     /** Per lock name, in first-touched order. */
     final Map<String, LockChange> locks = new LinkedHashMap<>();
     /** Sessions whose expiry marker this transaction created. */

@@ -3,7 +3,7 @@ package io.warden.service.watch;
 import io.warden.service.api.Mode;
 
 /**
- * One change of one lock's queue, as {@code GET /v1/watch} reports it (contract §3).
+ * One change of one lock's queue, as {@code GET /v1/watch} reports it (docs/api.md).
  *
  * @param revision  the zxid of the ZooKeeper transaction that made the change; a GRANTED event that a release,
  *                  cancel or expiry caused carries the zxid of that release, cancel or expiry

@@ -79,6 +79,8 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     private final ResumeRule resume;
     private final Clock clock;
     private final LockMirror mirror;
+    /** The wait-for graph's cycles, kept from the mirror on the hub's thread. */
+    private final Deadlocks deadlocks;
     /** Whether the mirror is exact now ({@link #ready}), for {@link #queueSizes()} on other threads. */
     private volatile boolean exact;
     private final EventHistory history;
@@ -155,6 +157,49 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         });
         this.feed = new LockFeed(zk, chroot, clock, thread, this, mirror, gatewayId, maxPending, settings.queues(),
                 settings.maxBytes());
+        this.deadlocks = new Deadlocks(thread, clock, mirror);
+    }
+
+    /**
+     * Lets this gateway break deadlocks (before {@link #start}): a cycle's victim, once the cycle has been the same for
+     * {@code delay}, goes to {@code breaker} (one conditional {@code multi}; true when it committed) — at once when
+     * {@code heldHere(session, request uuid)} says this gateway holds the victim's call, else after a grace. Without it,
+     * deadlocks are only reported.
+     */
+    public void breakDeadlocks(java.util.function.Function<io.warden.service.api.DeadlockAction, CompletableFuture<Boolean>> breaker,
+                               java.util.function.BiPredicate<String, String> heldHere, Duration delay) {
+        deadlocks.breaker(breaker, heldHere, delay);
+    }
+
+    /**
+     * The current deadlocks as of the last computation of the wait-for graph from the mirror (no ZooKeeper request), each
+     * with how long this gateway has seen it; {@code stale} while the mirror is being rebuilt or before it is first
+     * read. Any thread.
+     */
+    public DeadlockReport deadlocks() {
+        Deadlocks.Report r = deadlocks.report();
+        long now = clock.read();
+        List<io.warden.service.api.Deadlock> out = new ArrayList<>(r.cycles().size());
+        for (Deadlocks.Cycle c : r.cycles()) {
+            out.add(new io.warden.service.api.Deadlock(c.members(), c.sinceRevision(),
+                    Math.max(0, TimeUnit.NANOSECONDS.toMillis(now - c.sinceNanos()))));
+        }
+        long ageMs = r == Deadlocks.Report.NONE ? 0 : Math.max(0, TimeUnit.NANOSECONDS.toMillis(now - r.computedNanos()));
+        return new DeadlockReport(out, r.edges(), r.edgeCount(), r.revision(), ageMs, r.stale());
+    }
+
+    /**
+     * The deadlocks a gateway knows: as of {@code revision}, computed {@code ageMs} ago; {@code stale} when its mirror
+     * is not exact now. {@code edges} are the wait-for graph's (the deadlocks' first, at most 2,000 of
+     * {@code edgeCount}), for the console.
+     */
+    public record DeadlockReport(List<io.warden.service.api.Deadlock> deadlocks, List<io.warden.service.api.WaitEdge> edges,
+                                 int edgeCount, long revision, long ageMs, boolean stale) {
+    }
+
+    /** How many times the wait-for graph has been computed (tests). */
+    public long deadlockComputations() {
+        return deadlocks.computations();
     }
 
     /**
@@ -404,6 +449,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         }
         ready = false;
         exact = false;
+        deadlocks.rebuilding();
     }
 
     /** From the feed: the mirror is exact as of {@code zxid} and events flow again. */
@@ -412,6 +458,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         exact = true;
         revision = zxid;
         history.reset(zxid);
+        deadlocks.changed(zxid);
         if (resyncOnReady) {
             resyncOnReady = false;
             List<Sub> all = new ArrayList<>(live.size());
@@ -434,6 +481,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
         if (events.isEmpty()) {
             return;
         }
+        deadlocks.changed(revision);
         EventBatch batch = new EventBatch(zxid, events);
         history.add(batch);
         touched.clear();
@@ -466,6 +514,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
      */
     void resyncCovering(long zxid, List<String> names) {
         history.reset(zxid);
+        deadlocks.changed(zxid);
         List<Sub> covering = new ArrayList<>();
         forEachLive(sub -> {
             for (String name : names) {

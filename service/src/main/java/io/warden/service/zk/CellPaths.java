@@ -10,7 +10,7 @@ import java.util.List;
 import java.util.UUID;
 
 /**
- * The ZooKeeper layout of a cell (contract §4), relative to the cell's chroot:
+ * The ZooKeeper layout of a cell (docs/design.md), relative to the cell's chroot:
  * <pre>
  * /locks/{namespace}/{shard}/{leaf}      CONTAINER per lock name; its children are its queue (see QueueEntry) and
  *                                        nothing else. {leaf} is the name's path with '/' written '~' (never in a
@@ -146,6 +146,13 @@ public final class CellPaths {
     }
 
     private static final String CLIENT_NOTE = "~client-";
+
+    /**
+     * The note an acquire that said {@code on_deadlock: FAIL} creates under its request record and deletes again in its
+     * {@code multi}, as {@link #clientIdNote}: every watching gateway learns from the notification alone that the
+     * request may be a deadlock's victim.
+     */
+    public static final String DEADLOCK_FAIL_NOTE = "~deadlock-fail";
 
     /**
      * The name of the client-id note an acquire's {@code multi} creates under its request record and deletes again: the

@@ -14,17 +14,18 @@ import java.util.List;
  * one queue entry per name, all with the request's uuid (docs/decisions/0012).
  */
 public record RequestRecord(String name, Mode mode, String requestId, boolean done,
-                            @JsonInclude(JsonInclude.Include.NON_NULL) List<String> names) {
+                            @JsonInclude(JsonInclude.Include.NON_NULL) List<String> names,
+                            @JsonInclude(JsonInclude.Include.NON_NULL) io.warden.service.api.Deadlock deadlock) {
     /** The data an ended request's record is set to. */
-    public static final RequestRecord TOMBSTONE = new RequestRecord(null, null, null, true, null);
+    public static final RequestRecord TOMBSTONE = new RequestRecord(null, null, null, true, null, null);
 
     public RequestRecord(String name, Mode mode, String requestId) {
-        this(name, mode, requestId, false, null);
+        this(name, mode, requestId, false, null, null);
     }
 
     /** A live multi-lock request's record. */
     public static RequestRecord multi(List<String> names, Mode mode, String requestId) {
-        return new RequestRecord(null, mode, requestId, false, List.copyOf(names));
+        return new RequestRecord(null, mode, requestId, false, List.copyOf(names), null);
     }
 
     /** The names the request has entries on: its one name, or a multi-lock request's names; empty for a tombstone. */
@@ -35,5 +36,17 @@ public record RequestRecord(String name, Mode mode, String requestId, boolean do
     /** Whether this is a multi-lock request's record. */
     public boolean multiLock() {
         return names != null;
+    }
+
+    public RequestRecord(String name, Mode mode, String requestId, boolean done) {
+        this(name, mode, requestId, done, null, null);
+    }
+
+    /**
+     * The tombstone of a request removed as the victim of {@code cycle}: a repeat of its acquire answers 409 DEADLOCK
+     * with it, on any gateway (docs/decisions/0013-deadlock-detection.md).
+     */
+    public static RequestRecord deadlockVictim(io.warden.service.api.Deadlock cycle) {
+        return new RequestRecord(null, null, null, true, null, cycle.asStored());
     }
 }

@@ -4,12 +4,12 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 
 /**
  * The durable session record at {@code /sessions/{id}}. {@code gateway} and {@code incarnation} name the gateway run
- * that tracks its TTL ({@link Owner}): a gateway restarted under the same id is another incarnation, so an old run that
+ * that tracks its TTL ({@link io.warden.service.session.Owner}): a gateway restarted under the same id is another incarnation, so an old run that
  * was only partitioned sees, when it hears from ZooKeeper again, that the record is no longer its own.
- * {@code principal} is the auth-file principal that opened the session (contract §6: the session is its), or null for a
- * session opened in open mode (absent from records written by gateways that predate auth files), which only admins may
- * use once an auth file is in force. {@code address} is the client address that opened it (for the per-owner session
- * quota in open mode, and operators).
+ * {@code principal} is the auth-file principal that opened the session (docs/api.md, authorization: the session is
+ * its), or null for a session opened in open mode (absent from records written by gateways that predate auth files),
+ * which only admins may use once an auth file is in force. {@code address} is the client address that opened it (for
+ * the per-owner session quota in open mode, and operators).
  */
 public record SessionRecord(String clientId, long ttlMs, long lockDelayMs, String gateway, String incarnation,
                             @JsonInclude(JsonInclude.Include.NON_NULL) String principal,

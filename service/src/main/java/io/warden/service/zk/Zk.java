@@ -503,17 +503,25 @@ public final class Zk {
         return t;
     }
 
+    /**
+     * Whether {@code t} (or what it wraps) failed for the connection to ZooKeeper — lost, timed out, the session expired
+     * or moved, a read-only server — rather than for what the request asked: trying again later may succeed.
+     */
+    public static boolean connectionTrouble(Throwable t) {
+        KeeperException.Code code = code(unwrap(t));
+        return code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONEXPIRED
+                || code == KeeperException.Code.OPERATIONTIMEOUT || code == KeeperException.Code.SESSIONMOVED
+                || code == KeeperException.Code.NOTREADONLY;
+    }
+
     /** Maps ZooKeeper trouble that the client cannot fix to UNAVAILABLE; passes WardenExceptions through. */
     public static RuntimeException translate(Throwable t) {
         Throwable c = unwrap(t);
         if (c instanceof WardenException we) {
             return we;
         }
-        KeeperException.Code code = code(c);
-        if (code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONEXPIRED
-                || code == KeeperException.Code.OPERATIONTIMEOUT || code == KeeperException.Code.SESSIONMOVED
-                || code == KeeperException.Code.NOTREADONLY) {
-            return WardenException.unavailable("ZooKeeper did not answer (" + code + "); try again shortly", c);
+        if (connectionTrouble(c)) {
+            return WardenException.unavailable("ZooKeeper did not answer (" + code(c) + "); try again shortly", c);
         }
         if (c instanceof RuntimeException re) {
             return re;

@@ -7,12 +7,14 @@ import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
+import org.apache.curator.framework.state.ConnectionState;
 import org.apache.curator.retry.RetryOneTime;
 import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 
@@ -41,6 +43,14 @@ class TokenFloorExpiryTest {
             TokenFloor floor = new TokenFloor(new Zk(client, WardenMetrics.noop()), "/", () -> 0L);
             assertThat(floor.reload()).succeedsWithin(Duration.ofSeconds(10));
 
+            // Curator reports the new session only once it has one: until then the client still holds the expired
+            // handle, and a read sent through it fails at once with SESSIONEXPIRED.
+            CountDownLatch newSession = new CountDownLatch(1);
+            client.getConnectionStateListenable().addListener((c, state) -> {
+                if (state == ConnectionState.RECONNECTED) {
+                    newSession.countDown();
+                }
+            });
             proxy.holdNext(ZkCutProxy.GET_CHILDREN2, CellPaths.TOKEN_FLOOR); // the listing
             CompletableFuture<Void> reload = floor.reload();
             WardenFixture.await("the listing held on its way to ZooKeeper", proxy::holding);
@@ -49,7 +59,7 @@ class TokenFloorExpiryTest {
             // answered (not left waiting), so that the caller reads again
             assertThatThrownBy(() -> reload.get(10, TimeUnit.SECONDS)).isInstanceOf(ExecutionException.class);
             proxy.releaseHeld();
-            client.blockUntilConnected(15, TimeUnit.SECONDS);
+            assertThat(newSession.await(15, TimeUnit.SECONDS)).as("a new ZooKeeper session").isTrue();
             assertThat(floor.reload()).as("the next read, on the new session").succeedsWithin(Duration.ofSeconds(10));
             assertThat(floor.exact()).isTrue();
         }

@@ -123,7 +123,9 @@ class TokenFloorTest {
         assertThat(err.toString()).contains("would lower it");
         assertThat(fx.curator.getChildren().forPath(CellPaths.TOKEN_FLOOR)).containsExactly(CellPaths.floorNode(5000));
 
-        assertThat(raise("--above", "10")).contains("nothing changed");
+        assertThat(raise("--above", "10")).contains("nothing to raise");
+        assertThat(fx.curator.getChildren().forPath(CellPaths.TOKEN_FLOOR)).as("no raise made")
+                .containsExactly(CellPaths.floorNode(5000));
         assertThat(raise("show")).contains("token floor 5000");
         assertThat(FloorCommand.run(List.of("raise", "--zk", fx.server.getConnectString()), new ConfigLoader(Map.of()),
                 new PrintStream(new ByteArrayOutputStream(), true), new PrintStream(new ByteArrayOutputStream(), true)))

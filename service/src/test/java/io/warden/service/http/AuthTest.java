@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.slf4j.LoggerFactory;
 
 /**
- * Who may do what (contract §6, issue 12), over real HTTP on a real ZooKeeper: a gateway with an auth file of five
+ * Who may do what (contract §6), over real HTTP on a real ZooKeeper: a gateway with an auth file of five
  * principals. Each test names the attack it refuses: no or unknown credentials, another principal's session used by
  * someone who knows its id and a token of it, locks outside one's grants, session ids handed out by listings.
  */
@@ -245,6 +245,17 @@ class AuthTest {
         assertProblem(r, 403, "PERMISSION_DENIED");
         assertThat(r.json().get("detail").asText()).contains("touches namespace builds");
         assertThat(sre.delete("/v1/sessions/" + session).status()).isEqualTo(200);
+    }
+
+    @Test
+    void listingDeadlocks_needsReadOnEveryNamespace_forACycleMaySpanThem() {
+        assertProblem(anonymous.get("/v1/deadlocks"), 401, "UNAUTHENTICATED");
+        assertProblem(other.get("/v1/deadlocks"), 403, "PERMISSION_DENIED"); // lock on payments only
+        for (HttpTestClient allowed : List.of(reader, billing, sre)) {
+            HttpTestClient.Reply r = allowed.get("/v1/deadlocks");
+            assertThat(r.status()).as(r.toString()).isEqualTo(200);
+            assertThat(r.json().get("deadlocks").isArray()).isTrue();
+        }
     }
 
     @Test

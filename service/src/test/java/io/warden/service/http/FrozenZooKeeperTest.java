@@ -12,7 +12,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 12, item 6: for the first ~7.5 s of a frozen ZooKeeper (a black hole: no byte comes back, the sockets stay
+ * For the first ~7.5 s of a frozen ZooKeeper (a black hole: no byte comes back, the sockets stay
  * open) every call hung: the gateway's ZooKeeper client still said "connected" until its read timeout (2/3 of the
  * session timeout) passed without a byte. Now a gateway whose ZooKeeper has left requests unanswered for
  * {@code Zk.STALL_AFTER} refuses new calls at once with 503 UNAVAILABLE, before sending anything.

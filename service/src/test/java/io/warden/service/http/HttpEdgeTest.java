@@ -16,7 +16,7 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Issue 12, item 1 ("media types and browsers"), reproduced on main: a web page on another site could take a lease
+ * Media types and browsers: a web page on another site could take a lease
  * ({@code Content-Type: text/plain} needs no CORS preflight, and the gateway read it as JSON), and a page served under
  * a rebound DNS name could read the listings (no Host check). Every refusal here is decided before the engine: the
  * {@link UnreachableWarden} fails the test if any call reaches it.

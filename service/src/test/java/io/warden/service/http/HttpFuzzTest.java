@@ -31,7 +31,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 12's HTTP fuzz test: thousands of mutated requests over every endpoint of a real gateway on a real ZooKeeper
+ * An HTTP fuzz test: thousands of mutated requests over every endpoint of a real gateway on a real ZooKeeper
  * (contract §3: "No input may produce a 500, a hang, or a change to state"; §6: bad input gets a 4xx problem document
  * or a closed connection). Every request is written on a raw socket (full control over the request line, headers and
  * body bytes) with {@code Connection: close} and a short read timeout; the reply is read to its end (an event stream

@@ -104,7 +104,7 @@ class HttpValidationTest {
     }
 
     /**
-     * Issue 12, item 2: a client_id that is blank, or carries bidi controls, zero-width or other invisible format
+     * A client_id that is blank, or carries bidi controls, zero-width or other invisible format
      * characters, was accepted: the console and the logs would show a name that is not what it looks like.
      */
     @ParameterizedTest(name = "client_id {0}")
@@ -119,7 +119,7 @@ class HttpValidationTest {
                 400, "INVALID_ARGUMENT", "client_id");
     }
 
-    /** Issue 12, item 3: {@code GET /v1/watch?prefix=ns/../..} was a 200. */
+    /** {@code GET /v1/watch?prefix=ns/../..} was a 200. */
     @ParameterizedTest(name = "prefix={0}")
     @org.junit.jupiter.params.provider.ValueSource(strings = {"ns/../..", "ns/..", "ns/.", "ns/./a", "ns/a/../b",
             "ns//a", "ns/_a", "ns/a/_", "ns/.hidden", "ns/a/b/c/d/e/f/g/h/i", "ns/a%20b", "ns/a%00"})
@@ -137,7 +137,7 @@ class HttpValidationTest {
 
     @Test
     void wrongContentType_isA415_theBodyIsNotRead() {
-        // Issue 12: text/plain and form bodies need no CORS preflight, so a web page on another site could send them.
+        // Bodies of text/plain and forms need no CORS preflight, so a web page on another site could send them.
         for (String type : new String[] {"text/plain", "application/x-www-form-urlencoded", null}) {
             HttpTestClient.Reply r = http.send("POST", "/v1/acquire", "{\"session_id\":\"bad\",\"name\":\"a/b\"}", type);
             assertProblem(r, 415, "UNSUPPORTED_MEDIA_TYPE", null);
@@ -208,13 +208,13 @@ class HttpValidationTest {
         }) {
             String reply = raw(line);
             String statusLine = reply.lines().findFirst().orElse("");
-            assertThat(statusLine).as(line + " -> " + reply).matches("HTTP/1\\.1 4\\d\\d .*"); // issue 12: not 505
+            assertThat(statusLine).as(line + " -> " + reply).matches("HTTP/1\\.1 4\\d\\d .*"); // a 4xx, not a 505
             assertThat(reply).as(line + " -> " + reply).containsIgnoringCase("content-type: application/problem+json");
         }
     }
 
     /**
-     * Issue 12, item 4: what Jetty itself rejects (before Javalin) was a 505 for a request line without a path or an
+     * What Jetty itself rejects (before Javalin) was a 505 for a request line without a path or an
      * unknown version, and an empty body for methods other than GET, POST and HEAD ({@code OPTIONS *}); every such
      * answer is now a 400 problem document, and one about a header names it in {@code field}.
      */

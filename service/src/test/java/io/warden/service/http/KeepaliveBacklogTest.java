@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 12, item 2: a keepalive WebSocket client that sends empty frames and never reads the replies grew the heap
+ * A keepalive WebSocket client that sends empty frames and never reads the replies grew the heap
  * from 51 MB to 654 MB in 25 s with 3 sockets. The 16-unanswered limit counted heartbeats the engine had not
  * answered, not replies queued for a client that does not read them. Now the replies queued but not yet written are
  * capped per socket ({@link KeepaliveSockets#MAX_BACKLOG}) and such a client is closed with 1008.

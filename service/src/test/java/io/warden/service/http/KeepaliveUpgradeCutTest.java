@@ -20,7 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue 3, point 4: an ERROR "GET /v1/sessions/{id}/keepalive failed unexpectedly" was seen while a gateway shut
+ * An ERROR "GET /v1/sessions/{id}/keepalive failed unexpectedly" was seen while a gateway shut
  * down during a CLI test. Its cause: a WebSocket upgrade whose connection breaks before the 101 response is written —
  * the client went away, or the gateway's stop closed the connection of an upgrade in flight (the SDK reconnects as
  * soon as the 1001 close of the drain arrives). Jetty's upgrade then fails with an {@code EofException}, which

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 20, finding 1: {@code max-waiters-per-lock} counted waiters only, so SHARED holders of one name had no limit.
+ * {@code max-waiters-per-lock} counted waiters only, so SHARED holders of one name had no limit.
  * One client took 17 sessions × 1,000 SHARED acquires on one name: 16,906 were GRANTED, the lock's listing no longer fit
  * in ZooKeeper's 1 MiB reply, and every gateway that read it lost its ZooKeeper connection, again and again. Now
  * {@code max-entries-per-lock} bounds holders plus waiters (foreign entries included), checked before a grant too.

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 12, item 4: {@code --max-waiters-per-lock 5} admitted 4 waiters, because the holder was counted. The limit
+ * {@code --max-waiters-per-lock 5} admitted 4 waiters, because the holder was counted. The limit
  * counts waiters only: queue entries that are not granted.
  */
 class MaxWaitersPerLockTest {

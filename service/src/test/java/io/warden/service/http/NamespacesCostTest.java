@@ -16,7 +16,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 12, item 5: {@code GET /v1/namespaces} walked every lock of the cell on every call (8 concurrent callers slowed
+ * {@code GET /v1/namespaces} walked every lock of the cell on every call (8 concurrent callers slowed
  * an acquire from 10 ms to 800 ms). Concurrent calls now share one walk and its result is reused for a second. Counted
  * in ZooKeeper reads (the gateway's getChildren metric), not in time.
  */

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Request quotas (issue 12, edge finding 3: with sessions capped per principal, one principal could still open
+ * Request quotas (with sessions capped per principal, one principal could still open
  * max-sessions-per-principal sessions with max-requests-per-session holds and waits each, and fill the cell with locks
  * and waiters for everyone): {@code max-requests-per-principal}. Real HTTP on a real ZooKeeper.
  */

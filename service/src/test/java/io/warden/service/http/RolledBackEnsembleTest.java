@@ -39,8 +39,19 @@ class RolledBackEnsembleTest {
     @TempDir
     Path gatewayData;
 
-    @Test
-    void aCellBehindWhatTheGatewaySaw_isRefusedWithTheCause_untilTheTokenFloorIsRaised() throws Exception {
+    /** A gateway refusing a rolled-back cell, and what it had seen before. */
+    private record RolledBack(Gateway gateway, HttpTestClient http, String session, List<Long> before, List<Long> lost,
+                              HttpTestClient.Reply acquire) {
+        long highest() {
+            return lost.get(lost.size() - 1);
+        }
+    }
+
+    /**
+     * Grants through a gateway, a copy of the server's data, more grants, then the server restored from the copy and a
+     * gateway with the first one's data directory started on it: it refuses the cell.
+     */
+    private RolledBack rollBack() throws Exception {
         var config = fx.config().toBuilder().dataDir(gatewayData).build();
         Gateway first = fx.gateway(config);
         HttpTestClient http = new HttpTestClient(first.httpPort(), OpenApiContract.load());
@@ -83,6 +94,32 @@ class RolledBackEnsembleTest {
                 "request_id", "after-the-rollback");
         assertThat(acquire.status()).as("an acquire on the rolled-back cell: %s", acquire).isEqualTo(503);
         assertRollbackProblem(acquire, highest);
+        return new RolledBack(second, again, session, before, lost, acquire);
+    }
+
+    private int floorCommand(String... args) {
+        var out = new java.io.ByteArrayOutputStream();
+        var err = new java.io.ByteArrayOutputStream();
+        List<String> all = new ArrayList<>(List.of(args));
+        all.addAll(List.of("--zk", fx.server.getConnectString()));
+        int status = io.warden.service.cell.FloorCommand.run(all, new io.warden.service.config.ConfigLoader(java.util.Map.of()),
+                new java.io.PrintStream(out, true), new java.io.PrintStream(err, true));
+        lastFloorOutput = out + err.toString();
+        return status;
+    }
+
+    private String lastFloorOutput = "";
+
+    @Test
+    void aCellBehindWhatTheGatewaySaw_isRefusedWithTheCause_untilTheTokenFloorIsRaised() throws Exception {
+        RolledBack rb = rollBack();
+        Gateway second = rb.gateway();
+        HttpTestClient again = rb.http();
+        String session = rb.session();
+        List<Long> before = rb.before();
+        List<Long> lost = rb.lost();
+        HttpTestClient.Reply acquire = rb.acquire();
+        long highest = rb.highest();
 
         HttpTestClient.Reply keepalive = again.post("/v1/sessions/" + session + "/keepalive", "{}");
         assertThat(keepalive.status()).as("a keepalive: %s", keepalive).isEqualTo(503);
@@ -101,13 +138,8 @@ class RolledBackEnsembleTest {
 
         // The operator raises the token floor above what the gateway says it saw; the gateway serves again by itself.
         long mark = assertRollbackProblem(acquire, highest);
-        var out = new java.io.ByteArrayOutputStream();
-        var err = new java.io.ByteArrayOutputStream();
-        int status = io.warden.service.cell.FloorCommand.run(List.of("raise", "--above", Long.toString(mark), "--zk",
-                        fx.server.getConnectString()), new io.warden.service.config.ConfigLoader(java.util.Map.of()),
-                new java.io.PrintStream(out, true), new java.io.PrintStream(err, true));
-        assertThat(status).as("the command: %s%s", out, err).isZero();
-        assertThat(out.toString()).contains("raised the token floor");
+        assertThat(floorCommand("raise", "--above", Long.toString(mark))).as("the command: %s", lastFloorOutput).isZero();
+        assertThat(lastFloorOutput).contains("raised the token floor");
         WardenFixture.await("the gateway to serve the cell again", Duration.ofSeconds(30),
                 () -> again.get("/health/ready").status() == 200);
         assertThat(metric(again, "warden_zookeeper_rolled_back")).isEqualTo(0.0);
@@ -126,10 +158,8 @@ class RolledBackEnsembleTest {
         // A hold taken now keeps its token across a further raise; holds after that raise are above it again.
         HttpTestClient.Reply held = again.postJson("/v1/acquire", "session_id", session, "name", "pay/held");
         long heldToken = held.json().get("token").asLong();
-        assertThat(io.warden.service.cell.FloorCommand.run(List.of("raise", "--to",
-                        Long.toString(second.cellGuard().tokens().current() + 1_000_000), "--zk", fx.server.getConnectString()),
-                new io.warden.service.config.ConfigLoader(java.util.Map.of()), new java.io.PrintStream(out, true),
-                new java.io.PrintStream(err, true))).isZero();
+        assertThat(floorCommand("raise", "--to", Long.toString(second.cellGuard().tokens().current() + 1_000_000)))
+                .as("the command: %s", lastFloorOutput).isZero();
         WardenFixture.await("the gateway to know the second raise", Duration.ofSeconds(30),
                 () -> metric(again, "warden_token_floor") >= 1_000_000);
         assertThat(again.get("/v1/check?name=pay/held&token=" + heldToken).json().path("current").asBoolean()).isTrue();
@@ -139,6 +169,70 @@ class RolledBackEnsembleTest {
         assertThat(released.json().path("released").asBoolean()).as(released.toString()).isTrue();
         List<Long> later = grantAndRelease(again, session, "pay/held", 1);
         assertThat(later.get(0)).isGreaterThan(heldToken + 1_000_000);
+    }
+
+    /**
+     * When other clients' writes have carried the cell's zxids past what the gateway saw, {@code token-floor raise
+     * --above} has nothing to raise ("nothing changed"); the refusing gateway must check the cell again all the same
+     * and serve it, not wait for a reconnection that may never come.
+     */
+    @Test
+    void aRaiseThatFindsNothingToRaise_stillHasTheRefusingGatewayCheckAgain_andServe() throws Exception {
+        RolledBack rb = rollBack();
+        long mark = assertRollbackProblem(rb.acquire(), rb.highest());
+        // Writes of another ZooKeeper client (a new one: it has seen nothing of the lost history), until the cell's
+        // zxid is past the mark.
+        try (var other = org.apache.curator.framework.CuratorFrameworkFactory.newClient(fx.server.getConnectString(),
+                new org.apache.curator.retry.RetryOneTime(100))) {
+            other.start();
+            other.create().orSetData().forPath("/scratch");
+            long zxid = 0;
+            while (zxid <= mark) {
+                zxid = other.setData().forPath("/scratch", new byte[0]).getMzxid();
+            }
+        }
+        assertThat(rb.http().get("/health/ready").status()).as("still refused: nothing told it").isEqualTo(503);
+
+        assertThat(floorCommand("raise", "--above", Long.toString(mark))).as("the command: %s", lastFloorOutput).isZero();
+        assertThat(lastFloorOutput).contains("nothing to raise");
+        WardenFixture.await("the gateway to serve the cell again", Duration.ofSeconds(30),
+                () -> rb.http().get("/health/ready").status() == 200);
+        List<Long> after = grantAndRelease(rb.http(), rb.session(), "pay/ledger", 3);
+        assertThat(after).allSatisfy(t -> assertThat(t).isGreaterThan(mark));
+    }
+
+    /**
+     * An ensemble that lost all its data under a running gateway (every server started empty): the cell has no token
+     * floor node, so no check can be made. The gateway serves nothing, its readiness says why and what to run (it
+     * logged "could not check" every half second and said nothing more before), and the operator's raise brings it
+     * back with every token above what it saw.
+     */
+    @Test
+    void anEnsembleWipedUnderARunningGateway_saysWhyItServesNothing_untilTheTokenFloorIsRaised() throws Exception {
+        Gateway gw = fx.gateway(fx.config().toBuilder().dataDir(gatewayData).build());
+        HttpTestClient http = new HttpTestClient(gw.httpPort(), OpenApiContract.load());
+        List<Long> before = grantAndRelease(http, openSession(http, "before"), "pay/ledger", 20);
+
+        Path zkData = fx.server.getTempDirectory().toPath();
+        fx.server.stop();
+        deleteRecursively(zkData);
+        Files.createDirectories(zkData);
+        fx.server.restart();
+
+        WardenFixture.await("the gateway to say its cell has no token floor", Duration.ofSeconds(60),
+                () -> http.get("/health/ready").json().path("detail").asText().contains("no token floor node"));
+        HttpTestClient.Reply ready = http.get("/health/ready");
+        assertThat(ready.status()).isEqualTo(503);
+        String detail = ready.json().path("detail").asText();
+        assertThat(detail).contains("token-floor raise --above ");
+        long mark = Long.parseLong(detail.replaceAll("(?s).*--above (\\d+).*", "$1"));
+        assertThat(mark).as("the highest token the gateway saw").isGreaterThanOrEqualTo(before.get(before.size() - 1));
+
+        assertThat(floorCommand("raise", "--above", Long.toString(mark))).as("the command: %s", lastFloorOutput).isZero();
+        WardenFixture.await("the gateway to serve the cell again", Duration.ofSeconds(30),
+                () -> http.get("/health/ready").status() == 200);
+        List<Long> after = grantAndRelease(http, openSession(http, "after"), "pay/ledger", 3);
+        assertThat(after).allSatisfy(t -> assertThat(t).isGreaterThan(mark));
     }
 
     /** Checks the refusal and returns the token the gateway says to raise the floor above. */

@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Session quotas (issue 12, edge finding 3: one client opened 5,000 sessions in 4.3 s, and nothing stopped it filling
+ * Session quotas (one client opened 5,000 sessions in 4.3 s, and nothing stopped it filling
  * the gateway's 100,000 for everyone; a keepalive at another gateway took sessions over past that gateway's cap). Real
  * HTTP on a real ZooKeeper.
  */

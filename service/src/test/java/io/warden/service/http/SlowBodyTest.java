@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 
 /**
- * Issue 12, "A hostile-proof edge", item 1: 300 connections that sent their headers and one byte of a 1000-byte body
+ * 300 connections that sent their headers and one byte of a 1000-byte body
  * pinned all 250 Jetty threads (each blocked in {@code readNBytes} until the 335 s connection idle timeout), so
  * {@code /health/live} timed out and a session kept alive every second on a 5 s TTL expired. Bodies are now read
  * without a thread and within {@code body-read-timeout-ms}; connections per client address are capped.

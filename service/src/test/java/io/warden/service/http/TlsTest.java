@@ -30,7 +30,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * HTTPS and client certificates (issue 12): a gateway with {@code tls-cert}, {@code tls-key} and {@code tls-client-ca}
+ * HTTPS and client certificates: a gateway with {@code tls-cert}, {@code tls-key} and {@code tls-client-ca}
  * and an auth file with a principal named by a certificate ({@code name:} without a token). Real TLS: certificates
  * made with {@code openssl} for this run, a real JDK client.
  */

@@ -32,7 +32,7 @@ import org.junit.jupiter.api.Test;
 import org.slf4j.LoggerFactory;
 
 /**
- * Issue 20, finding 1: one lock whose queue listing no longer fits in a ZooKeeper reply cut every gateway that read it
+ * One lock whose queue listing no longer fits in a ZooKeeper reply cut every gateway that read it
  * off from ZooKeeper. ZooKeeper's client refuses a reply over its {@code jute.maxbuffer} and drops the connection; the
  * gateway reconnected, rebuilt its watch mirror (which reads every lock), got the oversize reply again, and so on; a
  * second gateway entered the same loop from one {@code GET /v1/locks/{name}}. The logs said only "ConnectionLoss" and

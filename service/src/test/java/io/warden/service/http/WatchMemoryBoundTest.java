@@ -28,7 +28,7 @@ import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, finding 14: slow consumers could exhaust the heap. Each stream might queue 1 MiB, 10,000 streams were
+ * Slow consumers could exhaust the heap. Each stream might queue 1 MiB, 10,000 streams were
  * allowed, and RESYNC frames bypassed even that (8,000 locks make a frame of over a MiB, one per watch after each
  * reconnection): 700 stalled watches caused an {@code OutOfMemoryError} in ZooKeeper's event thread and left the
  * gateway wedged. All streams together are now bounded ({@code watch-buffer-bytes}, by default an eighth of the heap),

@@ -21,7 +21,7 @@ import org.slf4j.LoggerFactory;
 /**
  * The watch mirror is bounded by its estimated heap ({@code watch-mirror-bytes}), not only by what the cell holds: with
  * 512-character names it took about 1.1 KB per held lock where docs/operations.md counted 590 bytes, and nothing bounded
- * it but the cell (issue 20). Past the bound the mirror is dropped (its heap freed): watches wait, locks and reads are
+ * it but the cell. Past the bound the mirror is dropped (its heap freed): watches wait, locks and reads are
  * served as usual, and once the cell fits again the next read brings the mirror back and every watch gets a RESYNC.
  */
 class WatchMirrorBoundTest {

@@ -14,7 +14,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * {@code GET /v1/watch?session_id=} (issue 10, finding 2): the SDK learns that a hold of its session ended elsewhere (a
+ * {@code GET /v1/watch?session_id=}: the SDK learns that a hold of its session ended elsewhere (a
  * force-release, a release by token from another process) from a watch of its own session's events. Only that
  * session's events pass, a RESYNC lists only the locks where it holds or waits, and name or prefix are optional.
  */

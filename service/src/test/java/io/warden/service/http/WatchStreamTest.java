@@ -271,7 +271,7 @@ class WatchStreamTest {
     }
 
     /**
-     * Issue 10, finding 17: a {@code since_revision} past every revision this gateway has (after a ZooKeeper restore, or
+     * A {@code since_revision} past every revision this gateway has (after a ZooKeeper restore, or
      * on a new ensemble, every saved revision is in the future) was accepted silently and the stream sent nothing at
      * all. It is answered with a RESYNC of the current state, and live events follow.
      */
@@ -305,7 +305,7 @@ class WatchStreamTest {
     }
 
     /**
-     * Issue 10, finding 17: a number too large for a revision was reported as "must be at least 0". The 400 names the
+     * A number too large for a revision was reported as "must be at least 0". The 400 names the
      * field and its range.
      */
     @Test

@@ -22,7 +22,7 @@ import static io.warden.service.support.WardenFixture.session;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 9, findings 9 and 10: no lock name may create a znode that Warden's or Curator's lock rules read as a queue
+ * No lock name may create a znode that Warden's or Curator's lock rules read as a queue
  * entry of another lock. Before the fix a lock's node was {@code /locks/{namespace}/{path...}}, so the name
  * {@code pay/job/0-__WRIT__0000000000} made a child of {@code pay/job}'s node that parsed as an EXCLUSIVE entry with
  * sequence 0: a phantom holder of {@code pay/job} that nobody could release, also on names never used before; and

@@ -258,7 +258,7 @@ class LockEngineTest {
             calls.add(w.acquire(exclusive(session(w, "w" + i, 60_000), "hot/lock", 60_000)));
         }
         await("all queued", () -> fx.queueSize("hot/lock") == waiters + 1);
-        await("all watching", () -> fx.watchCount() >= waiters);
+        await("all watching", () -> fx.queueNodeWatches("hot/lock") == waiters); // each the node ahead of it
         double before = fx.childReads(gw);
 
         w.release(holder, LockName.parse("hot/lock"), held.token()).join();
@@ -315,7 +315,7 @@ class LockEngineTest {
     }
 
     /**
-     * Issue 10, finding 5: a cancel that overtook its acquire (a relay held {@code POST /v1/acquire} for 3 s, the client
+     * A cancel that overtook its acquire (a relay held {@code POST /v1/acquire} for 3 s, the client
      * gave up after 1 s and cancelled) found nothing, then the late acquire arrived and was granted, and the session
      * held the lock until its client closed. A cancel of an unknown request id now leaves a tombstone, as an ended
      * request does, so the late acquire fails and queues nothing.

@@ -44,7 +44,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.assertj.core.api.SoftAssertions.assertSoftly;
 
 /**
- * Regression tests for the lock engine's trust in what ZooKeeper tells it (issue 9): the queue order it derives from
+ * Regression tests for the lock engine's trust in what ZooKeeper tells it: the queue order it derives from
  * sequence numbers, and the watches and registrations it leaves behind. Real ZooKeeper; where a state is too slow to
  * reach honestly (two billion creates), the test writes it into the server's data tree.
  */
@@ -65,10 +65,10 @@ class LockEngineTrustTest {
         fx.close();
     }
 
-    // ------------------------------------------------------------------ finding 3: sequence overflow
+    // ------------------------------------------------------------------ sequence overflow
 
     /*
-     * Issue 9, finding 3: the queue order is the sequential suffix, which ZooKeeper takes from the lock node's
+     * The queue order is the sequential suffix, which ZooKeeper takes from the lock node's
      * cversion (PrepRequestProcessor: String.format("%010d", parentCVersion)). At 2^31-1 the data tree's cversion
      * stops growing, so every new child gets the suffix 2147483647; ties were broken by node name (a uuid), and a
      * newer request whose uuid sorts first was granted while the older one held: two EXCLUSIVE holders.
@@ -100,7 +100,7 @@ class LockEngineTrustTest {
     }
 
     /*
-     * Issue 9, finding 3 (the way out): a lock node whose cversion is near the limit takes no new entries, so it
+     * The way out: a lock node whose cversion is near the limit takes no new entries, so it
      * drains, ZooKeeper reaps the empty CONTAINER node, and the name starts again from sequence 0.
      */
     @Test
@@ -135,10 +135,10 @@ class LockEngineTrustTest {
         assertThat(fx.queue("seq/near")).singleElement().asString().endsWith("__WRIT__0000000000");
     }
 
-    // ------------------------------------------------------------------ finding 12: watches on vanished blockers
+    // ------------------------------------------------------------------ watches on vanished blockers
 
     /*
-     * Issue 9, finding 12: a blocked call watched its blocker with exists(). When the blocker was deleted between the
+     * A blocked call watched its blocker with exists(). When the blocker was deleted between the
      * call's read of the queue and that exists(), the exists() answered "no node" and left a watch for the node's
      * creation on the server. A queue node's name is never made again, so that watch stayed for the life of the
      * gateway's ZooKeeper session, and was sent again on every reconnect.
@@ -152,7 +152,7 @@ class LockEngineTrustTest {
         String holder = session(w, "h", 60_000);
         String trier = session(w, "t", 60_000);
         String waiter = session(w, "w", 60_000);
-        awaitSessionWatches(holder, trier, waiter);
+        fx.awaitSessionWatches(holder, trier, waiter);
         int baseline = fx.watchCount();
         int rounds = 20;
 
@@ -174,10 +174,10 @@ class LockEngineTrustTest {
                 baseline, queueNodeWatches()).isEqualTo(baseline);
     }
 
-    // ------------------------------------------------------------------ finding 13: watchers of finished calls
+    // ------------------------------------------------------------------ watchers of finished calls
 
     /*
-     * Issue 9, finding 13: every held call registered its own watcher on its blocker, and nothing took it off when the
+     * Every held call registered its own watcher on its blocker, and nothing took it off when the
      * call finished (timed out, cancelled, failed): it stayed on the ZooKeeper client until the blocker changed, with
      * the server's watch under it. 200 timed-out try-locks with wait_ms = 200 behind a long-lived holder left 200
      * watcher objects on the gateway's client. Here 10 locks have a holder and 5 SHARED waiters each; all 50 time out.
@@ -191,7 +191,7 @@ class LockEngineTrustTest {
         }
         List<String> all = new ArrayList<>(readers);
         all.add(holder);
-        awaitSessionWatches(all.toArray(String[]::new));
+        fx.awaitSessionWatches(all.toArray(String[]::new));
         int serverBaseline = fx.watchCount();
         int clientBaseline = clientWatchers();
         int locks = 10;
@@ -227,7 +227,7 @@ class LockEngineTrustTest {
     }
 
     /*
-     * Issue 9, finding 13 (the other side): a node's watch is removed from the server when its last waiting call
+     * The other side: a node's watch is removed from the server when its last waiting call
      * leaves, and that removal takes off every watch of the gateway on the node. A call that starts waiting for the
      * same node at that moment must still be woken when the node goes.
      */
@@ -295,39 +295,9 @@ class LockEngineTrustTest {
     }
 
     /** The watches the server holds, as "path session" lines (4lw {@code wchp}). */
-    private List<String> serverWatches() throws Exception {
-        String out;
-        try (var socket = new java.net.Socket("127.0.0.1", fx.server.getPort())) {
-            socket.getOutputStream().write("wchp".getBytes());
-            out = new String(socket.getInputStream().readAllBytes());
-        }
-        List<String> watches = new ArrayList<>();
-        String path = null;
-        for (String line : out.split("\n")) {
-            if (line.startsWith("/")) {
-                path = line.trim();
-            } else if (!line.isBlank() && path != null) {
-                watches.add(path + " " + line.trim());
-            }
-        }
-        return watches;
-    }
-
     /** The server's watches on queue nodes (children of a lock node). */
     private List<String> queueNodeWatches() throws Exception {
-        return serverWatches().stream().filter(wt -> wt.matches("/warden/locks/.*/_c_[^/ ]*__(WRIT|READ)__-?\\d+ .*")).toList();
-    }
-
-    /** Waits until the gateway watches the records of these sessions (it sets those watches on its own schedule). */
-    private void awaitSessionWatches(String... sessions) {
-        await("the gateway watches its sessions", () -> {
-            try {
-                List<String> watches = serverWatches();
-                return java.util.Arrays.stream(sessions).allMatch(sid -> watches.stream().anyMatch(wt -> wt.startsWith("/warden" + io.warden.service.zk.CellPaths.session(sid) + " ")));
-            } catch (Exception e) {
-                throw new AssertionError(e);
-            }
-        });
+        return fx.serverWatches().stream().filter(wt -> wt.matches("/warden/locks/.*/_c_[^/ ]*__(WRIT|READ)__-?\\d+ .*")).toList();
     }
 
     private record Outcome(Status status, WardenException.ErrorCode code) {

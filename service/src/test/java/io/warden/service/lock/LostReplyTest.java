@@ -13,8 +13,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import java.time.Duration;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
+import static io.warden.service.support.WardenFixture.await;
 import static io.warden.service.support.WardenFixture.exclusive;
 import static io.warden.service.support.WardenFixture.join;
 import static io.warden.service.support.WardenFixture.session;
@@ -123,6 +126,38 @@ class LostReplyTest {
         assertThat(fx.queue("lost/a")).hasSize(1);
     }
 
+    /**
+     * Every reply of the acquire's multi lost (the first attempt applied, Curator's resends too): the call fails, though
+     * its request was made, and its resend finds that request without counting it again. It must still count against
+     * max-requests-per-session: with a limit of 2, the resent request and one more fill the session.
+     */
+    @Test
+    void acquire_madeThoughEveryReplyWasLost_countsAgainstTheSessionsLimit() throws Exception {
+        Gateway limited = fx.gateway(fx.config().withZkConnect(proxy.connectString()).toBuilder()
+                .maxRequestsPerSession(2).build());
+        Warden lw = limited.warden();
+        String a = session(lw, "a", 60_000);
+        AcquireResult first = join(lw.acquire(exclusive(a, "lost/limit", 0))); // the lock node made
+        assertThat(lw.release(a, LockName.parse("lost/limit"), first.token()).join()).isTrue();
+        io.warden.service.api.AcquireRequest lost = new io.warden.service.api.AcquireRequest(a,
+                LockName.parse("lost/limit"), io.warden.service.api.Mode.EXCLUSIVE, 0, "lost",
+                io.warden.service.api.OnTimeout.CANCEL);
+
+        proxy.cutAfterNext(ZkCutProxy.MULTI, 10, CellPaths.requestUuid(a, "lost"));
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> join(lw.acquire(lost))).satisfies(e ->
+                assertThat(WardenFixture.code(e)).isEqualTo(io.warden.service.api.WardenException.ErrorCode.UNAVAILABLE));
+        proxy.cutAfterNext(ZkCutProxy.MULTI, 0); // no more cuts
+        WardenFixture.await("the gateway connected to ZooKeeper again", () -> !limited.zkRefusing());
+        assertThat(fx.queue("lost/limit")).as("the request was made").hasSize(1);
+        assertThat(join(lw.acquire(lost)).status()).as("its resend").isEqualTo(AcquireResult.Status.GRANTED);
+        assertThat(join(lw.acquire(exclusive(a, "lost/second", 0))).status()).isEqualTo(AcquireResult.Status.GRANTED);
+
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> join(lw.acquire(exclusive(a, "lost/third", 0))))
+                .as("a third request of a session allowed two").satisfies(e -> assertThat(WardenFixture.code(e))
+                        .isEqualTo(io.warden.service.api.WardenException.ErrorCode.RESOURCE_EXHAUSTED));
+        assertThat(fx.queue("lost/third")).as("nothing made for the refused request").isEmpty();
+    }
+
     @Test
     void openSession_whoseReplyIsLost_stillOpensOneSession() throws Exception {
         proxy.cutAfterNext(ZkCutProxy.CREATE2); // Curator creates with create2
@@ -131,5 +166,30 @@ class LostReplyTest {
         assertThat(proxy.hasCut()).isTrue();
         String shard = CellPaths.session(a).substring(0, CellPaths.session(a).lastIndexOf('/'));
         assertThat(fx.curator.getChildren().forPath(shard)).as("one session, not two").containsExactly(a);
+    }
+
+    /**
+     * The look a waiting call takes when its blocker goes is cut off with its connection again and again, more often
+     * than ZooKeeper's client retries one read. A failed look is not an answer (the request is still queued, its blocker
+     * gone): the call keeps waiting, looks again once the connection holds, and is granted then, not answered 503.
+     */
+    @Test
+    void aWaitingCallWhoseLooksAreCutOffAgainAndAgain_isGrantedOnceTheConnectionHolds() throws Exception {
+        Gateway other = fx.gateway(fx.config().toBuilder().dataDir(fx.gatewayData.resolve("other")).build());
+        String holder = session(other.warden(), "holder", 60_000);
+        String waiter = session(other.warden(), "waiter", 60_000);
+        AcquireResult held = join(other.warden().acquire(exclusive(holder, "look/a", 0)));
+        CompletableFuture<AcquireResult> call = w.acquire(exclusive(waiter, "look/a", 60_000));
+        await("the call held at the proxied gateway, watching the holder",
+                () -> gw.pendingAcquires() == 1 && fx.queueNodeWatches("look/a") == 1);
+
+        proxy.cutAfterNext(ZkCutProxy.LOCK_READS, 12, WardenFixture.lockPath("look/a"));
+        assertThat(other.warden().release(holder, LockName.parse("look/a"), held.token()).join()).isTrue();
+
+        AcquireResult granted = call.orTimeout(60, TimeUnit.SECONDS).join();
+        assertThat(proxy.cutsLeft()).as("armed cuts left when the call was granted").isZero();
+        assertThat(granted.status()).isEqualTo(AcquireResult.Status.GRANTED);
+        assertThat(fx.queue("look/a")).as("the waiter's entry, now holding").hasSize(1);
+        await("no call held", Duration.ofSeconds(10), () -> gw.pendingAcquires() == 0);
     }
 }

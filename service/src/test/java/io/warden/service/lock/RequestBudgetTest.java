@@ -24,7 +24,7 @@ import static io.warden.service.support.WardenFixture.session;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 9, "same guarantee, one third of the cost": the ZooKeeper requests an uncontended acquire+release pair costs,
+ * The ZooKeeper requests an uncontended acquire+release pair costs,
  * counted by the server itself ({@code mntr}'s {@code zk_packets_received}): a deterministic budget, not a timing.
  * Curator's {@code InterProcessMutex} costs 3.0 (create, getChildren, delete). Warden's pair is one {@code multi} to
  * acquire, one {@code getChildren} to decide, one {@code multi} to release, with tombstone pruning amortised and no

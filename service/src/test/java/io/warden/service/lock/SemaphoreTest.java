@@ -114,14 +114,18 @@ class SemaphoreTest {
     @Test
     void twentyWaiters_shareOneWatch_andEachHandoffReadsTheQueueAFewTimes_notOncePerWaiter() throws Exception {
         java.util.ArrayDeque<String[]> holders = new java.util.ArrayDeque<>(); // session, token
+        List<String> opened = new ArrayList<>();
         for (int i = 0; i < 2; i++) {
             String h = session(w, "h" + i, 10_000);
+            opened.add(h);
             holders.add(new String[]{h, Long.toString(join(w.acquire(semaphore(h, "pay/pool", 2, 0))).token())});
         }
         List<String> sessions = new ArrayList<>();
         for (int i = 0; i < 20; i++) {
             sessions.add(session(w, "w" + i, 10_000));
         }
+        opened.addAll(sessions);
+        fx.awaitSessionWatches(opened.toArray(String[]::new)); // else a record watch set late counts as a waiter's
         int watchesBefore = fx.allWatches();
         List<CompletableFuture<AcquireResult>> waiters = new ArrayList<>();
         for (String s : sessions) {

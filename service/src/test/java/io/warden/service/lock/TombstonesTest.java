@@ -24,7 +24,7 @@ import static io.warden.service.support.WardenFixture.session;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 9, finding 7: a request record deleted under a live queue node blocks the lock forever (release answers false,
+ * A request record deleted under a live queue node blocks the lock forever (release answers false,
  * close leaves the node). Pruning used to delete tombstones with version −1 after reading them: a prune working from an
  * old read could delete a record that a late duplicate had since made live again. Now tombstones are named by end
  * markers and deleted at their version, so a stale prune fails on a live record and leaves it alone.

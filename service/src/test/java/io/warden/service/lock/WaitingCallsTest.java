@@ -12,7 +12,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 class WaitingCallsTest {
 
     /*
-     * Issue 9, finding 8: start() registered a call with computeIfAbsent(session).add(call) while forget() removed
+     * {@code start()} registered a call with computeIfAbsent(session).add(call) while forget() removed
      * another call of the same session and then the emptied set from the map. A call added to a set that had just
      * been taken out of the map was registered nowhere: reconnect re-evaluation, drain and sessionEnded never saw it
      * (a lost wakeup), and pendingCount() did not count it.

@@ -37,8 +37,8 @@ class LockQueueTest {
     }
 
     /**
-     * The watch mirror keeps its queues sorted and counts holders from the head ({@link LockQueue#holderCount}, issue
-     * 10, finding 15): it must agree with {@link LockQueue#holders()} for every queue, damaged ones included (sequences
+     * The watch mirror keeps its queues sorted and counts holders from the head ({@link LockQueue#holderCount}): it
+     * must agree with {@link LockQueue#holders()} for every queue, damaged ones included (sequences
      * at or past the limit, negative, or tied).
      */
     @Test
@@ -126,7 +126,7 @@ class LockQueueTest {
     }
 
     /*
-     * Issue 9, finding 3: ZooKeeper's sequence suffix is the parent's cversion, an int. At 2^31-1 it stops growing
+     * ZooKeeper's sequence suffix is the parent's cversion, an int. At 2^31-1 it stops growing
      * (every new child gets 2147483647) or, under concurrent creates, wraps to negative numbers. Ties were broken by
      * node name, so a newer request whose random id sorts first went ahead of the holder: two EXCLUSIVE holders.
      */

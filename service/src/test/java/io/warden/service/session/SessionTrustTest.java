@@ -30,7 +30,7 @@ import static io.warden.service.support.WardenFixture.session;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 9 ("engine trust"), the session findings: contract §2.3 under one-sided partitions, lost replies and races.
+ * Sessions under contract §2.3: one-sided partitions, lost replies and races.
  * Each test failed on the engine before its fix; the story is in its comment. Faults are real: a TCP proxy between one
  * gateway and ZooKeeper that black-holes, partitions or drops replies ({@link ZkCutProxy}), and ZooKeeper session
  * expiry injected into a gateway's own client. Time is the fixture's manual clock.
@@ -75,7 +75,7 @@ class SessionTrustTest {
     }
 
     /**
-     * Found by the proof suite (issue 11: ProofSoakIT, seed 20261202, ten minutes of every nemesis). A session expired
+     * Found by the proof suite (ProofSoakIT, seed 20261202, ten minutes of every nemesis). A session expired
      * while its client still held a lock; ten seconds later the client's release reached the gateway that had granted
      * it, whose hint named the queue node, so the release went straight to its multi. That multi's connection dropped
      * (a fault elsewhere) and Curator sent it again; the second attempt's NONODE was taken for the first attempt's
@@ -106,7 +106,7 @@ class SessionTrustTest {
     }
 
     /**
-     * Found by the proof suite (issue 11: JepsenIT, random seed 4167334835, a ZooKeeper leader isolated while clients
+     * Found by the proof suite (JepsenIT, random seed 4167334835, a ZooKeeper leader isolated while clients
      * kept their sessions alive through a load balancer). G1's expiry of a session started just as G2 took it over, so
      * it failed on the record's version; before it re-read the record, a keepalive at G1 took the session back, under
      * a new tracking with a fresh TTL + B. The re-read found G1 named as the owner, took the new version and expired
@@ -142,7 +142,7 @@ class SessionTrustTest {
     }
 
     /**
-     * Finding 1. G1 tracks the session and is then cut off from ZooKeeper (black-holed: its sockets stay open, so for
+     * G1 tracks the session and is then cut off from ZooKeeper (black-holed: its sockets stay open, so for
      * a while it does not know). One keepalive lands at G2, which takes the session over. Later keepalives go to G1
      * again. Before the fix G1 answered them from memory, and G2 expired the session at takeover + TTL, seconds before
      * TTL had passed since the last acknowledged keepalive. Now: every expiry comes at least TTL after the last
@@ -189,7 +189,7 @@ class SessionTrustTest {
     }
 
     /**
-     * Finding 1, restarts. A gateway restarted under a fixed --gateway-id while its old run is only partitioned (its
+     * Across restarts: a gateway restarted under a fixed --gateway-id while its old run is only partitioned (its
      * ZooKeeper session still alive) takes its sessions back. Before the fix the record named only the gateway id, so
      * when the old run reconnected it saw its own id and went on tracking: two trackers of one session. Now the record
      * names the incarnation too, and the old run lets go.
@@ -211,7 +211,7 @@ class SessionTrustTest {
     }
 
     /**
-     * Finding 1, refusals. A gateway that cannot reach ZooKeeper refuses keepalives (503: the client goes elsewhere), and
+     * Refused keepalives: a gateway that cannot reach ZooKeeper refuses keepalives (503: the client goes elsewhere), and
      * a session whose keepalives were refused must not expire for it (contract §2.10). Before the fix the gateway
      * acknowledged keepalives while disconnected, and after a short disconnection (same ZooKeeper session, no LOST) it
      * expired sessions whose TTL had run out meanwhile. Now: 503 while disconnected, a fresh TTL once it can vouch again.
@@ -238,7 +238,7 @@ class SessionTrustTest {
     }
 
     /**
-     * Finding 2. A keepalive that changes the TTL does ZooKeeper I/O; before the fix the expiry could start during that
+     * A keepalive that changes the TTL does ZooKeeper I/O; before the fix the expiry could start during that
      * I/O, and the keepalive was acknowledged ({@code ttl_ms_remaining=20000}) for a session that was then expired.
      * Acknowledging and expiring now exclude each other: whichever comes first decides.
      */
@@ -286,7 +286,7 @@ class SessionTrustTest {
     }
 
     /**
-     * Finding 4, a watch that failed to re-arm. The tracker watches the session record to learn of a takeover. When a
+     * A watch that failed to re-arm. The tracker watches the session record to learn of a takeover. When a
      * change fired the watch and the read that re-arms it failed, the watch was never set again, so a later takeover
      * went unnoticed and the gateway went on tracking the session. Now it re-arms until it succeeds, and vouches for
      * nothing meanwhile.
@@ -311,7 +311,7 @@ class SessionTrustTest {
     }
 
     /**
-     * Finding 4, revalidation after a ZooKeeper session loss. The gateway's watches die with its ZooKeeper session; it
+     * Revalidation after a ZooKeeper session loss. The gateway's watches die with its ZooKeeper session; it
      * re-reads every record it tracks. Before the fix it marked itself valid again when those reads finished, whether
      * they had worked or not, so a session whose re-read failed was tracked without a watch, and a takeover elsewhere
      * went unnoticed. Now each tracked session knows in which ZooKeeper session its watch was set, and one set in an
@@ -335,7 +335,7 @@ class SessionTrustTest {
     }
 
     /**
-     * Finding 6. The leader adopts a vanished gateway's session with a compare-and-set of its record. When that write
+     * The leader adopts a vanished gateway's session with a compare-and-set of its record. When that write
      * was applied but its reply lost, Curator sent it again, got BADVERSION, and the adoption was dropped: the record
      * named the leader, which did not track it, so the session and its holds lived forever. Adoption is now
      * idempotent: on any doubt it re-reads the record and tracks the session when the record names this gateway.
@@ -361,7 +361,7 @@ class SessionTrustTest {
         assertThat(leader.warden().lock(LockName.parse("adopt/lost")).join().mode()).isEqualTo(LockView.LockMode.FREE);
     }
 
-    /** Finding 6, lock-delays: the same lost reply on the adoption of a lock-delay left the lock blocked forever. */
+    /** Lock-delays: the same lost reply on the adoption of a lock-delay left the lock blocked forever. */
     @Test
     void lockDelayAdoptionWhoseReplyWasLost_stillEndsTheDelay() throws Exception {
         Gateway leader = fx.gateway(viaProxy(fx.config()));

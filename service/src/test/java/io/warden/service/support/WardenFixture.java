@@ -72,10 +72,42 @@ public final class WardenFixture implements AutoCloseable {
         return gateway(config());
     }
 
+    /**
+     * Starts a gateway and waits for its leader latch's node: the latch is joined in the background after the start
+     * returns, and its node is a write (a zxid) that a test counting writes from then on ({@link #lastZxid}) would see
+     * as its own call's. Nothing else of a start is written later. Looked for through the gateway's own ZooKeeper
+     * client: the fixture's may not be connected (a test that restored the server from a backup leaves it behind the
+     * zxids it saw, and ZooKeeper refuses it until its session times out).
+     */
     public Gateway gateway(WardenConfig config) {
         Gateway g = Gateway.start(config, clock);
         gateways.add(g);
+        await("gateway " + g.gatewayId() + " joins the leader election", () -> latchNodeOf(g));
         return g;
+    }
+
+    private static boolean latchNodeOf(Gateway g) {
+        CuratorFramework client = g.curator();
+        String gatewayId = g.gatewayId();
+        try {
+            if (client.checkExists().forPath(io.warden.service.zk.CellPaths.LEADER) == null) {
+                return false;
+            }
+            for (String node : client.getChildren().forPath(io.warden.service.zk.CellPaths.LEADER)) {
+                byte[] data = client.getData().forPath(io.warden.service.zk.CellPaths.LEADER + "/" + node);
+                if (gatewayId.equals(new String(data, java.nio.charset.StandardCharsets.UTF_8))) {
+                    return true;
+                }
+            }
+            return false;
+        } catch (org.apache.zookeeper.KeeperException.NoNodeException gone) {
+            return false; // a latch node went between the listing and its read
+        } catch (org.apache.zookeeper.KeeperException.ConnectionLossException
+                 | org.apache.zookeeper.KeeperException.SessionExpiredException lost) {
+            return false; // the gateway's client is reconnecting (a test restarted the server): ask again
+        } catch (Exception e) {
+            throw new AssertionError(e);
+        }
     }
 
     /**
@@ -193,6 +225,51 @@ public final class WardenFixture implements AutoCloseable {
         } catch (java.io.IOException e) {
             throw new java.io.UncheckedIOException(e);
         }
+    }
+
+    /** The server's data watches, one line each: the watched path, a space, the watching ZooKeeper session ({@code wchp}). */
+    public List<String> serverWatches() throws java.io.IOException {
+        String out;
+        try (var socket = new java.net.Socket("127.0.0.1", server.getPort())) {
+            socket.getOutputStream().write("wchp".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            out = new String(socket.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII);
+        }
+        List<String> watches = new java.util.ArrayList<>();
+        String path = null;
+        for (String line : out.split("\n")) {
+            if (line.startsWith("/")) {
+                path = line.trim();
+            } else if (!line.isBlank() && path != null) {
+                watches.add(path + " " + line.trim());
+            }
+        }
+        return watches;
+    }
+
+    /** The server's data watches on the queue nodes of the lock {@code name} (what its waiters wait for). */
+    public int queueNodeWatches(String name) {
+        String prefix = "/warden" + lockPath(name) + "/";
+        try {
+            return (int) serverWatches().stream().filter(wt -> wt.startsWith(prefix)).count();
+        } catch (java.io.IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Waits until the gateway watches the records of these sessions: it sets each watch after the session is opened, on
+     * its own schedule, so a count of the server's watches taken before this may miss some of them.
+     */
+    public void awaitSessionWatches(String... sessions) {
+        await("the gateway watches its sessions' records", () -> {
+            try {
+                List<String> watches = serverWatches();
+                return java.util.Arrays.stream(sessions).allMatch(sid -> watches.stream()
+                        .anyMatch(wt -> wt.startsWith("/warden" + io.warden.service.zk.CellPaths.session(sid) + " ")));
+            } catch (java.io.IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        });
     }
 
     /** Watches the test ZooKeeper server holds (all clients). */

@@ -38,10 +38,18 @@ public final class ZkCutProxy implements AutoCloseable {
     /** ZooKeeper op codes this proxy can cut after. */
     public static final int CREATE2 = 15;
     public static final int MULTI = 14;
+    public static final int EXISTS = 3;
     public static final int GET_DATA = 4;
     public static final int SET_DATA = 5;
     /** {@code getChildren} with a stat, as Curator sends it in the background. */
     public static final int GET_CHILDREN2 = 12;
+    /** A read-only {@code multi}: the gateway's batched lock reads. */
+    public static final int MULTI_READ = 22;
+    /**
+     * Not an op code: arms a cut after the next lock read of either kind the gateway sends ({@link #GET_CHILDREN2} alone,
+     * or in a batch, {@link #MULTI_READ}).
+     */
+    public static final int LOCK_READS = -1;
     private final ServerSocket listener;
     private final int serverPort;
     /** The op code to cut after, or 0 when not armed. */
@@ -90,6 +98,11 @@ public final class ZkCutProxy implements AutoCloseable {
         cutOnly = pathPart;
         cutsLeft.set(times);
         armed.set(opCode);
+    }
+
+    /** How many armed cuts are still to come. */
+    public int cutsLeft() {
+        return cutsLeft.get();
     }
 
     /** Whether an armed cut has happened. */
@@ -162,8 +175,9 @@ public final class ZkCutProxy implements AutoCloseable {
                 server.setTcpNoDelay(true);
                 sockets.add(client);
                 sockets.add(server);
-                start("zk-cut-proxy-up", () -> upstream(client, server));
-                start("zk-cut-proxy-down", () -> downstream(server, client));
+                AtomicBoolean replyCut = new AtomicBoolean(); // this connection's: set before a cut request goes up
+                start("zk-cut-proxy-up", () -> upstream(client, server, replyCut));
+                start("zk-cut-proxy-down", () -> downstream(server, client, replyCut));
             } catch (IOException e) {
                 if (!closed) {
                     continue;
@@ -179,8 +193,12 @@ public final class ZkCutProxy implements AutoCloseable {
         t.start();
     }
 
-    /** Client to server, packet by packet, watching for the request to cut after. */
-    private void upstream(Socket client, Socket server) {
+    /**
+     * Client to server, packet by packet, watching for the request to cut after. A request to cut is known before it
+     * is sent on: {@code replyCut} is set first, so that no byte the server sends after it reaches the client (a
+     * read is answered within microseconds, before the client's side could be closed).
+     */
+    private void upstream(Socket client, Socket server, AtomicBoolean replyCut) {
         try (client; server) {
             DataInputStream in = new DataInputStream(client.getInputStream());
             OutputStream out = server.getOutputStream();
@@ -206,6 +224,15 @@ public final class ZkCutProxy implements AutoCloseable {
                 if (delay > 0) {
                     Thread.sleep(delay); // injected latency, not synchronisation
                 }
+                int op = !first && length >= 8 ? readInt(body, 4) : 0;
+                first = false;
+                int armedOp = armed.get();
+                boolean kind = armedOp == op || armedOp == LOCK_READS && (op == GET_CHILDREN2 || op == MULTI_READ);
+                boolean cutThis = op != 0 && kind && new String(body, StandardCharsets.ISO_8859_1).contains(cutOnly)
+                        && cutsLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0;
+                if (cutThis) {
+                    replyCut.set(true);
+                }
                 byte[] packet = new byte[4 + length]; // one write: no Nagle wait between the length and the body
                 packet[0] = (byte) (length >>> 24);
                 packet[1] = (byte) (length >>> 16);
@@ -214,13 +241,11 @@ public final class ZkCutProxy implements AutoCloseable {
                 System.arraycopy(body, 0, packet, 4, length);
                 out.write(packet);
                 out.flush();
-                int op = !first && length >= 8 ? readInt(body, 4) : 0;
-                first = false;
-                if (op != 0 && armed.get() == op && new String(body, StandardCharsets.ISO_8859_1).contains(cutOnly)
-                        && cutsLeft.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
-                    armed.compareAndSet(op, cutsLeft.get() > 0 ? op : 0);
-                    // Drop the client's side at once, so the reply cannot reach it; keep the server's side open a
-                    // moment so the server reads and applies the request rather than seeing a closed connection.
+                if (cutThis) {
+                    armed.compareAndSet(armedOp, cutsLeft.get() > 0 ? armedOp : 0);
+                    // Drop the client's side at once (nothing the server sends from now on goes down: replyCut);
+                    // keep the server's side open a moment so the server reads and applies the request rather than
+                    // seeing a closed connection.
                     client.close();
                     cut.set(true);
                     Thread.sleep(300);
@@ -232,14 +257,14 @@ public final class ZkCutProxy implements AutoCloseable {
         }
     }
 
-    /** Server to client, as is unless black-holed. */
-    private void downstream(Socket server, Socket client) {
+    /** Server to client, as is unless black-holed or the connection's reply is being cut. */
+    private void downstream(Socket server, Socket client, AtomicBoolean replyCut) {
         try (server; client) {
             InputStream in = server.getInputStream();
             OutputStream out = client.getOutputStream();
             byte[] buf = new byte[16 * 1024];
             for (int n; (n = in.read(buf)) >= 0; ) {
-                if (!blackholed) {
+                if (!blackholed && !replyCut.get()) {
                     out.write(buf, 0, n);
                     out.flush();
                 }

@@ -114,7 +114,7 @@ class LockMirrorTest {
     }
 
     /**
-     * Issue 10, finding 12: closing a session that held L and also waited on L, with T waiting behind, was reported per
+     * Closing a session that held L and also waited on L, with T waiting behind, was reported per
      * deletion as RELEASED(hold), GRANTED(its own wait), RELEASED(its own wait), GRANTED(T): a request that never held
      * was GRANTED. Derived from the state before and after the transaction it is what the close reply says: the hold
      * released, the wait cancelled, T granted.
@@ -134,7 +134,7 @@ class LockMirrorTest {
     }
 
     /**
-     * Issue 10, finding 15: every change re-parsed and re-sorted the lock's whole queue, so at 10,000 waiters each
+     * Every change re-parsed and re-sorted the lock's whole queue, so at 10,000 waiters each
      * change cost 10,000 parsed names (and their garbage). Counted in bytes the applying thread allocates (a count, not a
      * timing): 1,000 changes at the tail of a 10,000-waiter queue must cost about what they cost on a short queue.
      */
@@ -281,7 +281,7 @@ class LockMirrorTest {
     }
 
     /**
-     * Issue 20, finding 1: a lock whose queue the mirror's full read could not list (too many entries for one ZooKeeper
+     * A lock whose queue the mirror's full read could not list (too many entries for one ZooKeeper
      * reply) is loaded as a count. Who holds it is not known, so none of its events are published and its view says it
      * is too large; a session's view shows it too (the session may have entries there). Deletions of entries the mirror
      * did not have count down; once the last is gone the queue is exact again, the lock is named as such, and its events

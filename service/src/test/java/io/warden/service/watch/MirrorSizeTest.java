@@ -11,7 +11,7 @@ import java.util.function.IntFunction;
 import org.junit.jupiter.api.Test;
 
 /**
- * The heap the watch mirror takes per held lock, measured (docs/operations.md, "Sizing"; issue 10: "about 1.4 KB per
+ * The heap the watch mirror takes per held lock, measured (docs/operations.md, "Sizing": "about 1.4 KB per
  * held lock on every gateway"), and the mirror's own estimate of it ({@link LockMirror#estimatedBytes()}, what
  * watch-mirror-bytes bounds) checked against the measure. Locks each held by one Warden request, fed as the feed feeds
  * them: one transaction per acquire, every string made afresh as parsing a notification's path makes it. A measurement
@@ -50,7 +50,7 @@ class MirrorSizeTest {
     }
 
     /**
-     * Issue 20: with 512-character names a gateway's heap grew by about 2.0 KB per lock, where docs/operations.md said
+     * With 512-character names a gateway's heap grew by about 2.0 KB per lock, where docs/operations.md said
      * 590 bytes (true for short names only). The mirror's part grows by about one byte per character of the name (one
      * String instance serves the map key, the lock and the session index); the estimate counts the name.
      */

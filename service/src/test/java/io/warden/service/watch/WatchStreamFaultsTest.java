@@ -91,7 +91,7 @@ class WatchStreamFaultsTest {
             assertThat(stalled).startsWith("HTTP/1.").contains("text/event-stream").contains(": watching");
             long resumeFrom = lastCompleteId(stalled);
             assertThat(resumeFrom).as("the RESYNC of since_revision=0 at least").isPositive();
-            // Issue 10, finding 10: what the client keeps (its events up to its last id) is every event up to that
+            // What the client keeps (its events up to its last id) is every event up to that
             // revision — whole transactions. Before, the cut could fall inside a transaction of 40 RELEASED whose
             // every event carried the id: a resume from it skipped the rest of the transaction.
             assertThat(keptEventKeys(stalled)).as("the stalled client's events up to its last id")
@@ -272,7 +272,7 @@ class WatchStreamFaultsTest {
     // ------------------------------------------------------------------ (e) watches opened during an outage
 
     /**
-     * Issue 10, finding 16: watches opened while the gateway had no ZooKeeper (parked until the mirror is rebuilt) were
+     * Watches opened while the gateway had no ZooKeeper (parked until the mirror is rebuilt) were
      * never sent a heartbeat, so a client that went away kept its slot until the rebuild (300 of them after 22 s; during
      * a long outage retries could use up all 10,000). Parked watches get heartbeats too: the write to a dead client
      * fails and its slot is freed while ZooKeeper is still away.

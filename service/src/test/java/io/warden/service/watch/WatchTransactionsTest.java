@@ -39,7 +39,7 @@ import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, findings 10–13: the watch stream publishes whole ZooKeeper transactions. Real gateways on a real
+ * The watch stream publishes whole ZooKeeper transactions. Real gateways on a real
  * ZooKeeper; what is checked is what an SSE client reads.
  */
 class WatchTransactionsTest {
@@ -49,7 +49,7 @@ class WatchTransactionsTest {
     private final WardenFixture fx = WardenFixture.create();
 
     /**
-     * Finding 10: events were published per ZooKeeper notification, and a {@code multi} notifies once per node, so
+     * Events were published per ZooKeeper notification, and a {@code multi} notifies once per node, so
      * closing a session that held 3 locks put {@code id: Z} on the stream three times: a client cut after the first
      * resumed from Z and lost the other two. The id now comes once, after the last event of the transaction.
      */
@@ -76,7 +76,7 @@ class WatchTransactionsTest {
     }
 
     /**
-     * Finding 10: a gateway stopped while publishing a 1,000-lock close had sent 242 RELEASED, each with the id of the
+     * A gateway stopped while publishing a 1,000-lock close had sent 242 RELEASED, each with the id of the
      * close, and a resume from that id at the other gateway returned nothing (758 lost). Whatever the stream got before
      * the stop, a resume from its last id at the other gateway gets the rest: every RELEASED exactly once.
      */
@@ -134,7 +134,7 @@ class WatchTransactionsTest {
     }
 
     /**
-     * Finding 11: a watch activated between two notifications of one transaction got {@code RESYNC(Z)} showing 395 of
+     * A watch activated between two notifications of one transaction got {@code RESYNC(Z)} showing 395 of
      * 400 locks still held, then 395 RELEASED at Z. Watches start between transactions only: a RESYNC shows all the
      * holds (and the close follows as events) or none (and its revision is at least the close's).
      */
@@ -200,7 +200,7 @@ class WatchTransactionsTest {
     }
 
     /**
-     * Finding 12: closing a session that held L and also waited on L, with T waiting, was reported as RELEASED(hold),
+     * Closing a session that held L and also waited on L, with T waiting, was reported as RELEASED(hold),
      * GRANTED(the session's own wait), RELEASED(that wait), GRANTED(T) at one revision — a request that never held was
      * GRANTED (8 of 8 tries), while the close reply said the wait was cancelled. Now the events say what the reply says.
      */
@@ -232,7 +232,7 @@ class WatchTransactionsTest {
     }
 
     /**
-     * Finding 13: event content depended on a read at notification time (a created node's data, a session's client
+     * Event content depended on a read at notification time (a created node's data, a session's client
      * id), so two gateways disagreed (1,500 try-locks: 304 events differed; with one gateway's link delayed, expiries
      * were EXPIRED on one and RELEASED on the other). Events now carry {@code client_id} too, and both come from the
      * transaction itself: a gateway with a slow link to ZooKeeper publishes exactly what a direct one does.

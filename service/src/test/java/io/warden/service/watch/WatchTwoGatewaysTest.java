@@ -34,7 +34,7 @@ import org.junit.jupiter.api.AutoClose;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, "Done when": two gateways side by side on a real ZooKeeper, one of them behind a link that delays
+ * Two gateways side by side on a real ZooKeeper, one of them behind a link that delays
  * everything both ways; a workload of multi-lock session closes, expiries, try-locks and waits; plain SSE clients
  * (raw sockets, {@code Last-Event-ID}, no SDK) that hang up at random points — in the middle of a frame, of a
  * transaction — and resume at either gateway (now and then with {@code since_revision=0}, as a client that lost its

@@ -21,7 +21,7 @@ import static io.warden.service.support.WardenFixture.join;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 9, finding 11, at small scale: the gateway's ZooKeeper client refuses any reply over {@code jute.maxbuffer}
+ * ZooKeeper's packet limit, at small scale: the gateway's ZooKeeper client refuses any reply over {@code jute.maxbuffer}
  * (here 40,000 bytes instead of 1 MiB) and treats it as a lost connection. Before the fix {@code getChildren(/sessions)}
  * failed this way at about 29,000 sessions (here: 2,000), so the leader's adoption pass, the cell counts and the
  * console failed and the gateway dropped its connection on every pass; a namespace with many locks did the same to

@@ -31,7 +31,7 @@ import static io.warden.service.support.WardenFixture.await;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 9, finding 11, at full size (a documented command, not part of CI: several minutes and a few GB of heap):
+ * ZooKeeper's packet limit at full size (a documented command, not part of CI: several minutes and a few GB of heap):
  * a cell with 100,000 sessions of a vanished gateway and 200,000 live locks in one namespace, written directly to
  * ZooKeeper; a gateway whose ZooKeeper client refuses any reply over 512 KiB (half the packet limit) then adopts
  * every session, lists the namespace page by page, counts it, and serves the console's snapshot. It prints the time
