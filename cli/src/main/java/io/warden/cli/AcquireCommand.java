@@ -12,11 +12,11 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /**
- * {@code warden acquire RESOURCE}: a lease (contract §3 {@code POST /lock/acquire}) that outlives this process: the
+ * {@code warden acquire RESOURCE}: a lease (docs/api.md, {@code POST /lock/acquire}) that outlives this process: the
  * lease is a session of its own that holds the lock until {@code release}, or until its TTL runs out without a
  * {@code renew}.
  */
-@Command(name = "acquire", mixinStandardHelpOptions = true,
+@Command(name = "acquire", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = {"Take a lease on a resource (the lease API: the lock LEASE-NAMESPACE/RESOURCE, namespace "
                 + "'default' unless the cell is configured otherwise). The lease outlives this process: renew it "
                 + "within --ttl with 'warden renew', end it with 'warden release'.",
@@ -31,7 +31,7 @@ final class AcquireCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "RESOURCE", description = "The resource, e.g. user:42.")
     String resource;
 
-    @Option(names = "--wait", paramLabel = "DURATION", converter = DurationConverter.class, defaultValue = "0",
+    @Option(names = "--wait", paramLabel = "DURATION", converter = Durations.Converter.class, defaultValue = "0",
             description = "How long to wait while it is held (max 5m; default: try once).")
     Duration wait;
 
@@ -64,7 +64,7 @@ final class AcquireCommand implements Callable<Integer> {
         } else {
             root.out().println("lease  " + b.path("lease_id").asText());
             root.out().println("token  " + b.path("fencing_token").asLong());
-            root.out().println("ttl    " + b.path("ttl").asLong() + " ms");
+            root.out().println("ttl    " + Durations.format(java.time.Duration.ofMillis(b.path("ttl").asLong())));
         }
         root.out().flush();
         return ExitCodes.OK;

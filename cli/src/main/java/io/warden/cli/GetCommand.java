@@ -9,7 +9,7 @@ import java.io.PrintWriter;
 import java.util.concurrent.Callable;
 
 /** {@code warden get NAME}: a lock's holders and waiters ({@code GET /v1/locks/{name}}, a linearizable read). */
-@Command(name = "get", mixinStandardHelpOptions = true,
+@Command(name = "get", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = "Show a lock: its mode (FREE, EXCLUSIVE, SHARED, SEMAPHORE), holders with their tokens, and waiters.",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
         "  0:   shown (also when FREE)", "  2:   bad lock name", "  5:   no gateway reachable"})

@@ -16,7 +16,9 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 import java.io.IOException;
+import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -37,11 +39,17 @@ import java.util.concurrent.TimeUnit;
  * when any name's grant ends elsewhere (an admin's force-release). With {@code --on-revoke=term} an admin's request to
  * let go of any name (a revoke) sends the command SIGTERM; the locks are released when it exits, and warden exits with
  * its code (143 for a command SIGTERM ended).
+ *
+ * <p>The command never outlives warden: a SIGTERM or Ctrl-C to warden stops it as a lost lock does before the session
+ * is closed, and if warden dies without a chance to clean up (SIGKILL, the OOM killer) the kernel kills the command at
+ * once ({@link DiesWithParent}: Linux's parent-death signal, set with util-linux {@code setpriv}). Without that the
+ * command would run on, re-parented, while the lock goes free when the session expires.
  */
-@Command(name = "lock", mixinStandardHelpOptions = true,
+@Command(name = "lock", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = {"Run a command while holding a lock; the command gets the fencing token in WARDEN_TOKEN "
                 + "and the lock name in WARDEN_LOCK. The lock is released when the command exits; if the session is "
-                + "lost (or can no longer be confirmed) while it runs, the command is killed.",
+                + "lost (or can no longer be confirmed) while it runs, the command is killed; so is it when warden "
+                + "itself dies, by any means (SIGKILL included: Linux's parent-death signal, set with util-linux setpriv).",
                 "With several names (before --), all are taken together as one multi-lock request; the command then "
                 + "gets WARDEN_LOCK_COUNT, and WARDEN_LOCK_i and WARDEN_TOKEN_i for the i-th name (i from 1; "
                 + "WARDEN_TOKEN is not set). If any of them is lost, the command is killed.",
@@ -72,14 +80,20 @@ final class LockCommand implements Callable<Integer> {
     /** The names as one string, for messages. */
     private String name;
 
-    @Option(names = "--wait", paramLabel = "DURATION", converter = DurationConverter.class,
-            description = "How long to wait for the lock (0: try once; default: wait until granted).")
+    @Option(names = "--wait", paramLabel = "DURATION", converter = Durations.Converter.class,
+            description = "How long to wait for the lock, with a unit: 250ms, 30s, 1m30s, 2h (0: try once; "
+                    + "default: wait until granted).")
     Duration wait;
+
+    /** --wait, or a year when it is not given ("until granted"). */
+    private Duration waitOrForever() {
+        return wait != null ? wait : Duration.ofDays(365);
+    }
 
     @Option(names = "--shared", description = "Take the lock SHARED (a read lock) instead of EXCLUSIVE.")
     boolean shared;
 
-    @Option(names = "--kill-grace", paramLabel = "DURATION", converter = DurationConverter.class, defaultValue = "10s",
+    @Option(names = "--kill-grace", paramLabel = "DURATION", converter = Durations.Converter.class, defaultValue = "10s",
             description = "After the lock is lost: how long the command gets after SIGTERM before SIGKILL (default: ${DEFAULT-VALUE}).")
     Duration killGrace;
 
@@ -92,16 +106,28 @@ final class LockCommand implements Callable<Integer> {
                     + "running until the lock is force-released (default: ${DEFAULT-VALUE}).")
     OnRevoke onRevoke;
 
+    /** setpriv, found before the lock is taken: without it the command could outlive warden (see DiesWithParent). */
+    private Path setpriv;
+
     @Override
     public Integer call() throws Exception {
         split();
+        String searchPath = System.getenv("PATH");
+        setpriv = DiesWithParent.findSetpriv(searchPath).orElseThrow(() -> new CliException(ExitCodes.CANNOT_START,
+                "warden lock needs setpriv (util-linux) on PATH, so that the command dies with warden however warden "
+                        + "ends; install util-linux"));
+        if (DiesWithParent.findExecutable(command.get(0), searchPath).isEmpty()) {
+            throw new CliException(ExitCodes.CANNOT_START, "could not start " + command.get(0)
+                    + ": no such executable file" + (command.get(0).contains("/") ? "" : " on PATH"));
+        }
         WardenClient client = root.client();
         java.util.concurrent.atomic.AtomicReference<Process> child = new java.util.concurrent.atomic.AtomicReference<>();
+        // SIGTERM or Ctrl-C: stop the command (SIGTERM, SIGKILL after --kill-grace) before the session is closed, so
+        // the locks are released only once it has ended. (SIGKILL runs no hook: then the kernel kills the command.)
         Thread hook = new Thread(() -> {
             Process p = child.get();
             if (p != null && p.isAlive()) {
-                p.descendants().forEach(ProcessHandle::destroy);
-                p.destroy();
+                stop(p);
             }
             client.close();
         }, "warden-lock-shutdown");
@@ -151,9 +177,9 @@ final class LockCommand implements Callable<Integer> {
                 Optional<Hold> hold = lock.tryAcquire();
                 return HeldLocks.of(hold.orElseThrow(() -> new CliException(ExitCodes.NOT_ACQUIRED, "lock " + name + " is held")));
             }
-            return HeldLocks.of(lock.acquire(wait != null ? wait : Duration.ofDays(365)));
+            return HeldLocks.of(lock.acquire(waitOrForever()));
         } catch (AcquireTimeoutException e) {
-            throw new CliException(ExitCodes.NOT_ACQUIRED, "lock " + name + " was not granted within " + wait);
+            throw new CliException(ExitCodes.NOT_ACQUIRED, "lock " + name + " was not granted within " + Durations.format(waitOrForever()));
         } catch (SessionLostException e) {
             throw new CliException(ExitCodes.LOCK_LOST, "the session was lost while waiting for " + name + ": " + e.getMessage());
         } catch (WardenClientException e) {
@@ -170,10 +196,10 @@ final class LockCommand implements Callable<Integer> {
             throw root.usage(e.getMessage());
         }
         try {
-            return HeldLocks.of(lock.acquire(wait != null ? wait : Duration.ofDays(365)));
+            return HeldLocks.of(lock.acquire(waitOrForever()));
         } catch (AcquireTimeoutException e) {
             throw new CliException(ExitCodes.NOT_ACQUIRED, wait != null && wait.isZero() ? "locks " + name + " are not all free"
-                    : "locks " + name + " were not granted within " + wait);
+                    : "locks " + name + " were not granted within " + Durations.format(waitOrForever()));
         } catch (SessionLostException e) {
             throw new CliException(ExitCodes.LOCK_LOST, "the session was lost while waiting for " + name + ": " + e.getMessage());
         } catch (WardenClientException e) {
@@ -181,8 +207,13 @@ final class LockCommand implements Callable<Integer> {
         }
     }
 
+    /**
+     * Runs the command under the hold. Note on threads: the command is started from, and waited for on, the calling
+     * thread; the kernel's parent-death signal fires when that thread ends, so it must outlive the command.
+     */
     private int run(WardenClient client, HeldLocks hold, java.util.concurrent.atomic.AtomicReference<Process> child) throws InterruptedException {
-        ProcessBuilder pb = new ProcessBuilder(command).inheritIO();
+        ProcessBuilder pb = new ProcessBuilder(DiesWithParent.argv(setpriv, ProcessHandle.current().pid(), command))
+                .inheritIO();
         Map<String, Long> tokens = hold.tokens();
         if (names.size() == 1) {
             pb.environment().put("WARDEN_TOKEN", Long.toString(tokens.get(name)));
@@ -228,8 +259,15 @@ final class LockCommand implements Callable<Integer> {
         if (now == SessionState.LOST || now == SessionState.SUSPENDED) {
             lost.complete("the session is " + now);
         }
+        CompletableFuture<Void> stopped = new CompletableFuture<>();
         lost.thenAccept(why -> {
-            Thread killer = new Thread(() -> kill(process), "warden-lock-kill");
+            Thread killer = new Thread(() -> {
+                try {
+                    stop(process);
+                } finally {
+                    stopped.complete(null);
+                }
+            }, "warden-lock-kill");
             killer.setDaemon(true);
             killer.start();
         });
@@ -237,10 +275,18 @@ final class LockCommand implements Callable<Integer> {
         try {
             code = process.waitFor();
         } catch (InterruptedException e) {
-            kill(process);
+            stop(process);
             throw e;
         }
         if (lost.isDone()) {
+            // The command has ended, but what it started may still be in its grace period: warden exits (and stops
+            // looking after them) only once they are gone too.
+            try {
+                stopped.get(killGrace.toMillis() + 5_000, TimeUnit.MILLISECONDS);
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                root.err().println("warden: processes the command started may still run: " + e);
+                root.err().flush();
+            }
             throw new CliException(ExitCodes.LOCK_LOST, "lock " + name + " lost while the command ran (" + lost.join()
                     + "); the command was stopped (exit " + code + ")");
         }
@@ -253,18 +299,33 @@ final class LockCommand implements Callable<Integer> {
         return code;
     }
 
-    /** SIGTERM to the command and its descendants; SIGKILL to what is left after the grace period. */
-    private void kill(Process process) {
-        process.descendants().forEach(ProcessHandle::destroy);
-        process.destroy();
+    /**
+     * SIGTERM to the command and its descendants; SIGKILL to what is left of them after {@code --kill-grace}. The
+     * descendants are listed before the command is signalled: once it has ended, its children are no longer its
+     * descendants (they are re-parented), and would otherwise be missed.
+     */
+    private void stop(Process process) {
+        List<ProcessHandle> tree = new ArrayList<>(process.descendants().toList());
+        tree.add(process.toHandle());
+        tree.forEach(ProcessHandle::destroy);
+        long deadline = System.nanoTime() + killGrace.toNanos();
         try {
-            if (!process.waitFor(killGrace.toMillis(), TimeUnit.MILLISECONDS)) {
-                process.descendants().forEach(ProcessHandle::destroyForcibly);
-                process.destroyForcibly();
+            for (ProcessHandle p : tree) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                try {
+                    p.onExit().get(left, TimeUnit.NANOSECONDS);
+                } catch (java.util.concurrent.TimeoutException | java.util.concurrent.ExecutionException e) {
+                    break;
+                }
             }
         } catch (InterruptedException e) {
-            process.destroyForcibly();
             Thread.currentThread().interrupt();
+        } finally {
+            process.descendants().forEach(ProcessHandle::destroyForcibly);
+            tree.stream().filter(ProcessHandle::isAlive).forEach(ProcessHandle::destroyForcibly);
         }
     }
 

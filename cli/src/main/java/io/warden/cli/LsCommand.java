@@ -13,7 +13,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warden ls}: the live locks ({@code GET /v1/locks}), following every page. */
-@Command(name = "ls", mixinStandardHelpOptions = true,
+@Command(name = "ls", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = "List live locks (held or waited for) with their mode and counts of holders and waiters.",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
         "  0:   listed (also when none)", "  2:   bad namespace or prefix", "  5:   no gateway reachable"})

@@ -11,7 +11,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warden release --lease ID RESOURCE}: ends a lease taken with {@code warden acquire}. */
-@Command(name = "release", mixinStandardHelpOptions = true,
+@Command(name = "release", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = "End a lease taken with 'warden acquire', releasing its lock.",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
         "  0:   released", "  2:   usage error", "  5:   no gateway reachable",

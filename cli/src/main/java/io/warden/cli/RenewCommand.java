@@ -10,7 +10,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 
 /** {@code warden renew --lease ID}: keeps a lease alive for another TTL. */
-@Command(name = "renew", mixinStandardHelpOptions = true,
+@Command(name = "renew", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = "Keep a lease alive for another --ttl (call it well within the TTL).",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
         "  0:   renewed", "  2:   usage error", "  5:   no gateway reachable", "  6:   the lease is gone (expired or released)"})
@@ -33,7 +33,7 @@ final class RenewCommand implements Callable<Integer> {
         if (root.json) {
             root.printJson(r.body());
         } else {
-            root.out().println("renewed " + leaseId + " for " + r.body().path("ttl").asLong() + " ms");
+            root.out().println("renewed " + leaseId + " for " + Durations.format(Duration.ofMillis(r.body().path("ttl").asLong())));
             root.out().flush();
         }
         return ExitCodes.OK;

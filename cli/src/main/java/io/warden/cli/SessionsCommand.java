@@ -6,10 +6,11 @@ import picocli.CommandLine.Parameters;
 import picocli.CommandLine.ParentCommand;
 
 import java.io.PrintWriter;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 
 /** {@code warden sessions ID}: one session ({@code GET /v1/sessions/{id}}): its TTL, holds and queued requests. */
-@Command(name = "sessions", mixinStandardHelpOptions = true,
+@Command(name = "sessions", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = "Show a session (or a lease, which is a session): client, TTL and time left, holds with tokens, queued requests.",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
         "  0:   shown", "  2:   bad session id", "  5:   no gateway reachable", "  6:   no such session (expired or closed)"})
@@ -33,7 +34,8 @@ final class SessionsCommand implements Callable<Integer> {
         }
         PrintWriter out = root.out();
         out.println("session " + b.path("session_id").asText() + "  client " + b.path("client_id").asText()
-                + "  ttl " + b.path("ttl_ms").asLong() + " ms  remaining " + b.path("ttl_ms_remaining").asLong() + " ms");
+                + "  ttl " + Durations.format(Duration.ofMillis(b.path("ttl_ms").asLong()))
+                + "  remaining " + Durations.format(Duration.ofMillis(b.path("ttl_ms_remaining").asLong())));
         for (JsonNode h : b.path("holds")) {
             out.println("  holds    " + h.path("name").asText() + "  " + h.path("mode").asText() + "  token " + h.path("token").asLong());
         }

@@ -22,7 +22,7 @@ import java.util.List;
  *
  * <p>Thread-safety: one instance per command line; not thread-safe.
  */
-@Command(name = "warden", mixinStandardHelpOptions = true, version = "warden 0.1.0",
+@Command(name = "warden", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = "Fenced distributed locks on ZooKeeper, from the command line.",
         subcommands = {LockCommand.class, AcquireCommand.class, ReleaseCommand.class, RenewCommand.class,
                 GetCommand.class, LsCommand.class, WatchCommand.class, SessionsCommand.class,
@@ -39,7 +39,9 @@ import java.util.List;
         "127:   lock: the command could not be started"},
         footerHeading = "%nEnvironment:%n",
         footer = {"  WARDEN_ENDPOINTS   default for --endpoints",
-                "  WARDEN_TOKEN_FILE  default for --token-file"})
+                "  WARDEN_TOKEN_FILE  default for --token-file",
+                "%nDurations (--ttl, --timeout, --wait, --kill-grace): a number and a unit, largest unit first:",
+                "  250ms, 1.5s, 1m30s, 2h. A bare 0 means none; any other bare number is refused."})
 public final class WardenCli {
     @Spec
     CommandLine.Model.CommandSpec spec;
@@ -54,12 +56,12 @@ public final class WardenCli {
     String clientId;
 
     @Option(names = "--ttl", scope = ScopeType.INHERIT, paramLabel = "DURATION", defaultValue = "10s",
-            converter = DurationConverter.class,
+            converter = Durations.Converter.class,
             description = "Session / lease TTL, e.g. 10s, 500ms, 2m; the cell clamps it to its range (default: ${DEFAULT-VALUE}).")
     Duration ttl;
 
     @Option(names = "--timeout", scope = ScopeType.INHERIT, paramLabel = "DURATION", defaultValue = "5s",
-            converter = DurationConverter.class,
+            converter = Durations.Converter.class,
             description = "How long one call to the gateways may take (default: ${DEFAULT-VALUE}).")
     Duration timeout;
 

@@ -24,7 +24,7 @@ import java.util.concurrent.Callable;
  * When a stream ends or breaks it reconnects (next gateway on failure) with {@code since_revision} set to the last
  * revision seen, so no event is missed (or a RESYNC with the current state comes first, when that history is gone).
  */
-@Command(name = "watch", mixinStandardHelpOptions = true,
+@Command(name = "watch", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = {"Print lock events (QUEUED, GRANTED, RELEASED, CANCELLED, EXPIRED, RESYNC) of one lock or a "
                 + "prefix as they happen, until Ctrl-C. Reconnects by itself, resuming after the last revision seen.",
                 "With --json, each event is one line of JSON as the gateway sent it."},

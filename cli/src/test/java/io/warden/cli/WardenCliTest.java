@@ -100,7 +100,7 @@ class WardenCliTest {
     }
 
     /**
-     * Issue 20, finding 1: a lock with more entries than a gateway reads in one ZooKeeper reply is listed as too large
+     * A lock with more entries than a gateway reads in one ZooKeeper reply is listed as too large
      * (before, the listing and the read cost the gateway its ZooKeeper connection); here a gateway whose client takes
      * 20,000-byte replies and a lock of 400 nodes made directly in ZooKeeper.
      */
@@ -274,6 +274,60 @@ class WardenCliTest {
         assertThat(termed).exists();
         assertThat(lock("jobs/a").path("mode").asText()).isEqualTo("FREE");
         assertThat(lock("jobs/b").path("mode").asText()).isEqualTo("FREE");
+    }
+
+    /**
+     * A lost lock stops what the command started too, even when the command itself ends at the SIGTERM and leaves a
+     * child that ignores it: the child is listed before the signal and gets SIGKILL after --kill-grace.
+     */
+    @Test
+    void lockLost_aGrandchildIgnoringSigterm_isKilledAfterTheGrace() throws Exception {
+        Path started = tmp.resolve("started");
+        Path grandchild = tmp.resolve("grandchild");
+        CompletableFuture<Run> running = CompletableFuture.supplyAsync(() -> warden("--ttl", "2s", "lock", "jobs/tree",
+                "--kill-grace", "1s", "--", "sh", "-c",
+                "sh -c 'trap \"\" TERM; echo $$ > \"$0\"; while :; do sleep 0.1; done' '" + grandchild + "' & "
+                        + "echo $WARDEN_SESSION > '" + started + "'; wait"));
+        WardenFixture.await("the command and its child run", () -> readQuietly(started).endsWith("\n")
+                && readQuietly(grandchild).endsWith("\n"));
+        long grandchildPid = Long.parseLong(readQuietly(grandchild).trim());
+        HttpResponse<String> closed = http.send(HttpRequest.newBuilder(URI.create(url + "/v1/sessions/"
+                + readQuietly(started).trim())).DELETE().build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(closed.statusCode()).isEqualTo(200);
+
+        try {
+            Run run = running.get(20, TimeUnit.SECONDS);
+            assertThat(run.code()).as(run.err()).isEqualTo(4);
+            // SIGKILL was sent before warden returned; the kernel may take a moment to end the process
+            WardenFixture.await("the child that ignored SIGTERM is killed", Duration.ofSeconds(2),
+                    () -> !WardenProcessIT.alive(grandchildPid));
+        } finally {
+            // a survivor would hold this JVM's stdout open, and the build would wait for it
+            ProcessHandle.of(grandchildPid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+
+    @Test
+    void durations_needAUnit_aBareNumberIsRefusedNamingTheFlag_andDurationsPrintWithUnits() throws Exception {
+        Run bare = warden("lock", "jobs/x", "--wait", "3000", "--", "true");
+        assertThat(bare.code()).isEqualTo(2);
+        assertThat(bare.err()).contains("--wait", "'3000' has no unit: give one, e.g. 3000ms or 3s")
+                .doesNotContain("Exception");
+        assertThat(warden("--ttl", "10", "ls").err()).contains("--ttl", "'10' has no unit");
+        assertThat(warden("lock", "jobs/x", "--kill-grace", "5", "--", "true").err()).contains("--kill-grace");
+        assertThat(warden("acquire", "user:1", "--wait", "PT5S").err()).contains("--wait", "'PT5S' is not a duration");
+
+        try (Hold held = client("holder").lock("jobs/busy").acquire(Duration.ofSeconds(5))) {
+            Run timed = warden("lock", "jobs/busy", "--wait", "1.5s", "--", "true");
+            assertThat(timed.code()).isEqualTo(3);
+            assertThat(timed.err()).contains("not granted within 1.5s").doesNotContain("PT");
+        }
+        Run acquired = warden("--ttl", "1m30s", "acquire", "user:7");
+        assertThat(acquired.code()).as(acquired.err()).isZero();
+        assertThat(acquired.out()).contains("ttl    1m30s");
+        String lease = acquired.out().lines().filter(l -> l.startsWith("lease")).findFirst().orElseThrow().split("\\s+")[1];
+        assertThat(warden("--ttl", "45s", "renew", "--lease", lease).out()).contains("for 45s");
+        assertThat(warden("sessions", lease).out()).containsPattern("ttl 45s  remaining [0-9.]+s");
     }
 
     @Test

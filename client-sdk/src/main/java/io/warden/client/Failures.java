@@ -17,14 +17,16 @@ import java.util.concurrent.ExecutionException;
  */
 final class Failures {
     static final String SESSION_NOT_FOUND = "SESSION_NOT_FOUND";
+    /** A request removed to break a deadlock: every repeat of it gets the same answer (its tombstone says so). */
+    static final String DEADLOCK = "DEADLOCK";
     /**
-     * The codes of a gateway's verdict on the call itself (contract §3, and the HTTP layer's 405/413/415): the same
+     * The codes of a gateway's verdict on the call itself (docs/api.md, and the HTTP layer's 405/413/415): the same
      * call gets the same answer at any gateway, so it is not repeated. Every other answer (UNAVAILABLE, INTERNAL,
      * NOT_FOUND for a route the endpoint does not have, an unknown code, no problem document at all) moves on to the
      * next endpoint.
      */
     static final Set<String> FINAL_CODES = Set.of("INVALID_ARGUMENT", "UNAUTHENTICATED", "PERMISSION_DENIED",
-            SESSION_NOT_FOUND, "CONFLICT", "RESOURCE_EXHAUSTED", "UNSUPPORTED_MEDIA_TYPE", "PAYLOAD_TOO_LARGE",
+            SESSION_NOT_FOUND, DEADLOCK, "CONFLICT", "RESOURCE_EXHAUSTED", "UNSUPPORTED_MEDIA_TYPE", "PAYLOAD_TOO_LARGE",
             "METHOD_NOT_ALLOWED");
 
     private Failures() {
@@ -35,6 +37,9 @@ final class Failures {
         String code = problem != null && problem.code() != null ? problem.code() : null;
         String detail = problem != null && problem.detail() != null ? problem.detail() : "HTTP " + status;
         String message = what + " failed: " + (code != null ? code + ": " : "") + detail;
+        if (status == 409 && DEADLOCK.equals(code)) {
+            return new DeadlockException(message, status, problem.cycle());
+        }
         if (status == 404 && SESSION_NOT_FOUND.equals(code)) {
             return new SessionLostException(message, code, status, null);
         }

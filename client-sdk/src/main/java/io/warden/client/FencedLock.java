@@ -62,6 +62,8 @@ public interface FencedLock {
      * @param wait how long to wait; zero tries once
      * @throws AcquireTimeoutException  when the lock was not granted in time (nothing is left queued)
      * @throws SessionLostException     when the client's session is gone (HTTP only: direct locks have no session)
+     * @throws DeadlockException        when the request said FAIL ({@link #failingOnDeadlock}) and was removed to break a
+     *                                  deadlock
      * @throws WardenClientException    when no gateway could be reached, the gateway refused the request (see
      *                                  {@link WardenClientException#code()}), ZooKeeper failed (direct mode, no code),
      *                                  or the wait was interrupted
@@ -91,4 +93,18 @@ public interface FencedLock {
      * mode it holds one thread of the {@code DirectLocks} (Curator's lock blocks its thread) until it ends.
      */
     CompletableFuture<Hold> acquireAsync(Duration wait);
+
+    /**
+     * The same lock, whose acquires may be failed to break a deadlock ({@code on_deadlock: FAIL}): when the request is
+     * in a cycle of the gateways' wait-for graph (sessions each waiting for a lock another holds) and is the youngest
+     * such request in it, it is removed from its queue and the acquire throws {@link DeadlockException} with the cycle;
+     * the session's holds stay. Without it (WAIT) a deadlock is only reported ({@code GET /v1/deadlocks}). Over HTTP
+     * only: direct mode has no wait-for graph.
+     *
+     * @throws UnsupportedOperationException in direct mode
+     */
+    default FencedLock failingOnDeadlock() {
+        throw new UnsupportedOperationException("deadlock detection needs the gateways (HTTP mode); " + name()
+                + " is a direct lock");
+    }
 }

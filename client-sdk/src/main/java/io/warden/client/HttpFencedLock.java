@@ -16,12 +16,19 @@ final class HttpFencedLock implements FencedLock {
     private final LockMode mode;
     /** A semaphore's permits; 0 for a lock. */
     private final int permits;
+    /** Whether its acquires say {@code on_deadlock: FAIL}. */
+    private final boolean failOnDeadlock;
 
     HttpFencedLock(WardenClient client, String name, LockMode mode) {
         this(client, name, mode, 0);
     }
 
     HttpFencedLock(WardenClient client, String name, LockMode mode, int permits) {
+        this(client, name, mode, permits, false);
+    }
+
+    private HttpFencedLock(WardenClient client, String name, LockMode mode, int permits, boolean failOnDeadlock) {
+        this.failOnDeadlock = failOnDeadlock;
         this.client = client;
         this.name = name;
         this.mode = mode;
@@ -36,6 +43,11 @@ final class HttpFencedLock implements FencedLock {
     @Override
     public LockMode mode() {
         return mode;
+    }
+
+    @Override
+    public FencedLock failingOnDeadlock() {
+        return new HttpFencedLock(client, name, mode, permits, true);
     }
 
     @Override
@@ -62,11 +74,12 @@ final class HttpFencedLock implements FencedLock {
         if (wait.isNegative()) {
             throw new IllegalArgumentException("wait must not be negative, got " + wait);
         }
-        return new AcquireCall(client.calls(), name, mode, permits, wait, client.maxWaitPerCallMs()).start();
+        return new AcquireCall(client.calls(), name, mode, permits, wait, client.maxWaitPerCallMs(), failOnDeadlock).start();
     }
 
     @Override
     public String toString() {
-        return "FencedLock[" + name + " " + mode + (permits > 0 ? " of " + permits + " permits" : "") + "]";
+        return "FencedLock[" + name + " " + mode + (permits > 0 ? " of " + permits + " permits" : "")
+                + (failOnDeadlock ? ", on_deadlock FAIL" : "") + "]";
     }
 }

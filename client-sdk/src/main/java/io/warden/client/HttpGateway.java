@@ -31,7 +31,7 @@ import java.util.function.Supplier;
  * scheduler.
  */
 final class HttpGateway {
-    /** One call of contract §3; {@code what} names it in messages. */
+    /** One call of docs/api.md; {@code what} names it in messages. */
     record Call<T>(String method, String path, Object body, Class<T> type, String what) {
     }
 

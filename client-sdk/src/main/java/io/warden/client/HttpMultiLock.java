@@ -18,11 +18,23 @@ final class HttpMultiLock implements MultiLock {
     private final WardenClient client;
     private final List<String> names;
     private final LockMode mode;
+    /** Whether its acquires say {@code on_deadlock: FAIL}. */
+    private final boolean failOnDeadlock;
 
     HttpMultiLock(WardenClient client, List<String> names, LockMode mode) {
+        this(client, names, mode, false);
+    }
+
+    private HttpMultiLock(WardenClient client, List<String> names, LockMode mode, boolean failOnDeadlock) {
         this.client = client;
         this.names = List.copyOf(names);
         this.mode = mode;
+        this.failOnDeadlock = failOnDeadlock;
+    }
+
+    @Override
+    public MultiLock failingOnDeadlock() {
+        return new HttpMultiLock(client, names, mode, true);
     }
 
     @Override
@@ -59,11 +71,11 @@ final class HttpMultiLock implements MultiLock {
         if (wait.isNegative()) {
             throw new IllegalArgumentException("wait must not be negative, got " + wait);
         }
-        return new MultiAcquireCall(client.calls(), names, mode, wait, client.maxWaitPerCallMs()).start();
+        return new MultiAcquireCall(client.calls(), names, mode, wait, client.maxWaitPerCallMs(), failOnDeadlock).start();
     }
 
     @Override
     public String toString() {
-        return "MultiLock" + names + " " + mode;
+        return "MultiLock" + names + " " + mode + (failOnDeadlock ? ", on_deadlock FAIL" : "");
     }
 }

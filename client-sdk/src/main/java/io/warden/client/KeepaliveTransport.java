@@ -6,7 +6,7 @@ import java.util.concurrent.CompletableFuture;
 /**
  * How a session's heartbeats reach the gateways. {@link Session} decides when to send one and what an answer
  * means; a transport only carries it: {@link WebSocketKeepaliveTransport} (the default: the WebSocket stream
- * {@code GET .../keepalive}, contract §3, falling back to unary calls) or {@link UnaryKeepaliveTransport}
+ * {@code GET .../keepalive}, docs/api.md, falling back to unary calls) or {@link UnaryKeepaliveTransport}
  * ({@code POST .../keepalive}).
  *
  * <p>Concurrency: implementations are thread-safe; {@link Session} has at most one heartbeat in flight.

@@ -3,11 +3,11 @@ package io.warden.client;
 /**
  * The client's own bound on its session's life (pure arithmetic, on the client's ticker in nanoseconds).
  *
- * <p>The service expires a session no earlier than its TTL after it <em>accepted</em> the last keepalive (contract
- * §2.3). The client cannot know when that was, only that it was after the keepalive was <em>sent</em>; so it counts
- * from the send time. Clocks drift: the service's monotonic clock may run faster than the client's, so the client
- * takes off a margin of {@value #DRIFT_PPM} ppm of the TTL (a generous bound for quartz clocks) plus a fixed safety
- * margin for scheduling hiccups. Until the deadline the session cannot have expired; after it, it may have.
+ * <p>The service expires a session no earlier than its TTL after it <em>accepted</em> the last keepalive (guarantee 3
+ * of docs/guarantees.md). The client cannot know when that was, only that it was after the keepalive was <em>sent</em>;
+ * so it counts from the send time. Clocks drift: the service's monotonic clock may run faster than the client's, so the
+ * client takes off a margin of {@value #DRIFT_PPM} ppm of the TTL (a generous bound for quartz clocks) plus a fixed
+ * safety margin for scheduling hiccups. Until the deadline the session cannot have expired; after it, it may have.
  */
 final class LocalDeadline {
     /** Assumed worst relative rate difference of the two clocks, in parts per million. */

@@ -8,7 +8,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.LongSupplier;
 
 /**
- * The lock calls of one session (contract §3 {@code /v1/acquire}, {@code /v1/release}), each with retries and
+ * The lock calls of one session (docs/api.md, {@code /v1/acquire}, {@code /v1/release}), each with retries and
  * failover. All of them are safe to repeat: an acquire carries its request_id, a release names a token, a cancel
  * a request_id. A release or cancel that cannot be completed in time goes on in the background for as long as the
  * session lives (a lock left granted to a live session would stay held until the client closes).
@@ -56,14 +56,14 @@ final class LockCalls {
      */
     CompletableFuture<HttpGateway.Reply<Wire.Acquired>> acquire(String name, LockMode mode, int permits, String requestId,
                                                                 long waitDeadlineNanos, long maxWaitMs,
-                                                                long retryDeadlineNanos) {
+                                                                long retryDeadlineNanos, boolean failOnDeadlock) {
         String what = "acquire of lock '" + name + "' (request " + requestId + ")";
         return gateway.withRetries(() -> {
             long remainingMs = TimeUnit.NANOSECONDS.toMillis(Math.max(0, waitDeadlineNanos - ticker.getAsLong()));
             boolean keep = remainingMs > maxWaitMs;
             long waitMs = Math.min(remainingMs, maxWaitMs);
             var body = new Wire.Acquire(session.id(), name, mode, permits == 0 ? null : permits, waitMs, requestId,
-                    keep ? "KEEP" : "CANCEL");
+                    keep ? "KEEP" : "CANCEL", failOnDeadlock ? "FAIL" : null);
             var call = new HttpGateway.Call<>("POST", "/v1/acquire", body, Wire.Acquired.class, what);
             return new HttpGateway.Attempt<>(call, requestTimeout.plusMillis(waitMs));
         }, retryDeadlineNanos);
@@ -73,13 +73,15 @@ final class LockCalls {
     /** A multi-lock acquire, as {@link #acquire}: the same request id on every retry. */
     CompletableFuture<HttpGateway.Reply<Wire.AcquiredMany>> acquireMany(java.util.List<String> names, LockMode mode,
                                                                         String requestId, long waitDeadlineNanos,
-                                                                        long maxWaitMs, long retryDeadlineNanos) {
+                                                                        long maxWaitMs, long retryDeadlineNanos,
+                                                                        boolean failOnDeadlock) {
         String what = "acquire of locks " + names + " (request " + requestId + ")";
         return gateway.withRetries(() -> {
             long remainingMs = TimeUnit.NANOSECONDS.toMillis(Math.max(0, waitDeadlineNanos - ticker.getAsLong()));
             boolean keep = remainingMs > maxWaitMs;
             long waitMs = Math.min(remainingMs, maxWaitMs);
-            var body = new Wire.AcquireMany(session.id(), names, mode, waitMs, requestId, keep ? "KEEP" : "CANCEL");
+            var body = new Wire.AcquireMany(session.id(), names, mode, waitMs, requestId, keep ? "KEEP" : "CANCEL",
+                    failOnDeadlock ? "FAIL" : null);
             var call = new HttpGateway.Call<>("POST", "/v1/acquire", body, Wire.AcquiredMany.class, what);
             return new HttpGateway.Attempt<>(call, requestTimeout.plusMillis(waitMs));
         }, retryDeadlineNanos);

@@ -4,7 +4,7 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * One change of a watched lock, as the gateways derive it from ZooKeeper (contract §3, {@code GET /v1/watch}).
+ * One change of a watched lock, as the gateways derive it from ZooKeeper (docs/api.md, {@code GET /v1/watch}).
  *
  * <p>{@code revision} is the ZooKeeper zxid of the change: events come in revision order, and several may share one
  * revision (a handoff is {@code RELEASED} and {@code GRANTED} at one revision; an acquire that holds at once is

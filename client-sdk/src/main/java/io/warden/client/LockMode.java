@@ -1,7 +1,7 @@
 package io.warden.client;
 
 /**
- * How a {@link FencedLock} is held (contract §3 {@code mode}).
+ * How a {@link FencedLock} is held (docs/api.md, {@code mode}).
  *
  * <p>Thread-safety: an enum; immutable.
  */

@@ -3,9 +3,10 @@ package io.warden.client;
 import java.util.regex.Pattern;
 
 /**
- * Checks lock names against contract §1 before anything is sent: {@code namespace/path}, the namespace
- * {@code [a-z][a-z0-9-]{0,62}}, then 1–8 segments of {@code [A-Za-z0-9._:-]{1,128}} none starting with {@code _} or
- * {@code .}, at most 512 characters in all. (The gateway checks again; this only fails faster and closer to the bug.)
+ * Checks lock names against the rules of docs/api.md (Conventions) before anything is sent: {@code namespace/path},
+ * the namespace {@code [a-z][a-z0-9-]{0,62}}, then 1–8 segments of {@code [A-Za-z0-9._:-]{1,128}} none starting with
+ * {@code _} or {@code .}, at most 512 characters in all. (The gateway checks again; this only fails faster and closer
+ * to the bug.)
  *
  * <p>Public for the SDK's own packages (direct mode); not part of the supported API. Thread-safe (stateless).
  */

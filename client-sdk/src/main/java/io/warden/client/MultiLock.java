@@ -31,7 +31,8 @@ public interface MultiLock {
 
     /**
      * Waits up to {@code wait} for every name. Throws {@link AcquireTimeoutException} when not granted in time (the
-     * request is then removed from every queue), {@link SessionLostException} when the session ends, and
+     * request is then removed from every queue), {@link SessionLostException} when the session ends,
+     * {@link DeadlockException} when it said FAIL ({@link #failingOnDeadlock}) and was removed to break a deadlock, and
      * {@link WardenClientException} for anything else. Interrupting the waiting thread ends the request on every name
      * (a grant that won the race is released), sets the interrupt flag again and throws {@link WardenClientException}.
      */
@@ -43,6 +44,14 @@ public interface MultiLock {
      * grant raced the cancel, the grant is released. A waiting call holds no thread.
      */
     CompletableFuture<MultiHold> acquireAsync(Duration wait);
+
+    /**
+     * The same names, whose acquires may be failed to break a deadlock ({@code on_deadlock: FAIL}), as
+     * {@link FencedLock#failingOnDeadlock}: when the request is the youngest FAIL request of a cycle of the gateways'
+     * wait-for graph, every one of its entries is removed (the names it already held too: it was not granted) and the
+     * acquire throws {@link DeadlockException} with the cycle; the session's other holds stay.
+     */
+    MultiLock failingOnDeadlock();
 
     /** As {@link #acquire}, empty when not granted in time. */
     default Optional<MultiHold> tryAcquire(Duration wait) {

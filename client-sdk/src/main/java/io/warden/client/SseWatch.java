@@ -19,7 +19,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 /**
- * A {@link Watch} over {@code GET /v1/watch} (Server-Sent Events, contract §3), read by one thread of its own that
+ * A {@link Watch} over {@code GET /v1/watch} (Server-Sent Events, docs/api.md), read by one thread of its own that
  * also calls the listener: the thread reads the stream's connection ({@link Http1Client.Stream}) itself, so an event
  * reaches the listener without passing through another thread.
  *

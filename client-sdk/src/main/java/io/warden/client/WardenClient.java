@@ -173,7 +173,7 @@ public final class WardenClient implements AutoCloseable {
         return s;
     }
 
-    /** An EXCLUSIVE lock of {@code name} ({@code namespace/path}, contract §1). */
+    /** An EXCLUSIVE lock of {@code name} ({@code namespace/path}, docs/api.md, Conventions). */
     public FencedLock lock(String name) {
         return new HttpFencedLock(this, LockNames.check(name), LockMode.EXCLUSIVE);
     }

@@ -4,7 +4,7 @@ import java.util.Optional;
 
 /**
  * Root of every error the Warden client reports. Unchecked: a failed lock call is seldom something the caller can
- * repair on the spot. When a gateway answered with a problem document (contract §3), {@link #code()} is its
+ * repair on the spot. When a gateway answered with a problem document (docs/api.md), {@link #code()} is its
  * {@code code} (e.g. {@code INVALID_ARGUMENT}, {@code RESOURCE_EXHAUSTED}, {@code UNAVAILABLE}) and
  * {@link #status()} its HTTP status.
  *

@@ -16,7 +16,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongSupplier;
 
 /**
- * Heartbeats over the WebSocket stream {@code GET /v1/sessions/{id}/keepalive} (contract §3): one socket per session,
+ * Heartbeats over the WebSocket stream {@code GET /v1/sessions/{id}/keepalive} (docs/api.md): one socket per session,
  * each heartbeat a text frame, each reply frame {@code {"ttl_ms_remaining":N}} matched to the oldest unanswered
  * heartbeat (the gateway answers in order).
  *

@@ -7,7 +7,7 @@ import com.fasterxml.jackson.databind.PropertyNamingStrategies;
 import com.fasterxml.jackson.databind.json.JsonMapper;
 
 /**
- * The JSON bodies of contract §3 this client sends and reads, in snake_case. Replies may carry members this client
+ * The JSON bodies of docs/api.md this client sends and reads, in snake_case. Replies may carry members this client
  * does not know (e.g. {@code holders}): they are ignored, so a newer gateway does not break it.
  *
  * <p>Thread-safety: the records are immutable; {@link #JSON} is configured once and then safe from any thread.
@@ -32,8 +32,9 @@ final class Wire {
     }
 
     /** {@code permits}: a SEMAPHORE request's, null for a lock request (left out of the body). */
+    /** {@code onDeadlock}: "FAIL", or null for the default (WAIT, left out of the body). */
     record Acquire(String sessionId, String name, LockMode mode, Integer permits, long waitMs, String requestId,
-                   String onTimeout) {
+                   String onTimeout, String onDeadlock) {
     }
 
     /** {@code revision}: the zxid the answer reflects; for a GRANTED one, at or after the change that made the grant. */
@@ -45,7 +46,7 @@ final class Wire {
 
     /** A multi-lock acquire: {@code names} instead of {@code name}. */
     record AcquireMany(String sessionId, java.util.List<String> names, LockMode mode, long waitMs, String requestId,
-                       String onTimeout) {
+                       String onTimeout, String onDeadlock) {
     }
 
     /** The answer to a multi-lock acquire: a token per name when GRANTED. */
@@ -65,7 +66,15 @@ final class Wire {
     record Released(boolean released) {
     }
 
-    record Problem(String title, Integer status, String detail, String code) {
+    /** {@code cycle}: with a 409 DEADLOCK, the deadlock its request was removed to break. */
+    record Problem(String title, Integer status, String detail, String code, Cycle cycle) {
+    }
+
+    record Cycle(java.util.List<Member> members, long sinceRevision) {
+    }
+
+    record Member(String sessionId, String clientId, String requestId, String request, String name, LockMode mode,
+                  String onDeadlock, java.util.List<String> waitsFor) {
     }
 
     /** A reply with no members this client needs (e.g. the close of a session). */

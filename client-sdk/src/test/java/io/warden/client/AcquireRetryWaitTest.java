@@ -12,7 +12,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, finding 9: {@code acquire(wait)} could block for about 2 x wait + 2 x the request timeout, because a retry
+ * {@code acquire(wait)} could block for about 2 x wait + 2 x the request timeout, because a retry
  * after a failed attempt sent the full {@code wait_ms} again. A retry now asks for what remains of the caller's wait.
  */
 class AcquireRetryWaitTest {

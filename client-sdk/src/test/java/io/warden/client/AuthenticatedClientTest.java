@@ -21,7 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The SDK against a gateway with an auth file (issue 12): with its principal's bearer token it opens a session, holds
+ * The SDK against a gateway with an auth file: with its principal's bearer token it opens a session, holds
  * and releases locks, keeps the session alive over the WebSocket and learns of an admin's force-release through its
  * session watch, all authenticated; without a token it fails to start with the gateway's 401, and outside its grants
  * an acquire fails with the 403.

@@ -10,7 +10,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, finding 7: a gateway answering 500 (or a 404 without Warden's {@code code}) was retried forever, with no
+ * A gateway answering 500 (or a 404 without Warden's {@code code}) was retried forever, with no
  * failover: the client sat SUSPENDED on a broken endpoint while the healthy one said the session was gone, and
  * {@code lost()} never completed; {@code open()} gave up on a non-retryable answer instead of trying the next
  * endpoint. The client now decides from Warden's problem code and fails over on anything else. The broken endpoint is

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, finding 5: a cancel that overtook a delayed create was lost, and the late request was granted for good.
+ * A cancel that overtook a delayed create was lost, and the late request was granted for good.
  * With a relay holding {@code POST /v1/acquire} for 3 s and a 1 s request timeout, the client gave up, its cancel
  * found nothing, then the delayed create arrived and alice held the lock until her client closed. The gateway now
  * remembers a cancel of an unknown request id (a tombstone), so the late create fails; the client cancels until a

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, finding 8: one {@code HttpClient} per {@link WardenClient}, and none closed on Java 17 (it cannot be):
+ * One {@code HttpClient} per {@link WardenClient}, and none closed on Java 17 (it cannot be):
  * 200 create/close cycles left 260 threads until a GC. Clients now have their own connections, and close them (and
  * with them their threads) and everything else they start.
  */

@@ -318,10 +318,10 @@ public abstract class FencedLockContract {
         }
     }
 
-    // ------------------------------------------------------------------ issue 10
+    // ------------------------------------------------------------------ holds ended elsewhere, interrupted waits
 
     /**
-     * Issue 10, finding 2: a force-release was never noticed over HTTP ({@code isValid()} stayed true, {@code lost()}
+     * A force-release was never noticed over HTTP ({@code isValid()} stayed true, {@code lost()}
      * never completed) while direct mode noticed. In both modes a grant ended elsewhere makes the hold lost, its release
      * reports it (and leaves nothing behind), and the lock is free for others; other holds of the client are untouched.
      */
@@ -352,7 +352,7 @@ public abstract class FencedLockContract {
     protected static final int INTERRUPT_ROUNDS = 800;
 
     /**
-     * Issue 10, finding 4: when the grant completed the acquire just after the waiting thread was interrupted, the
+     * When the grant completed the acquire just after the waiting thread was interrupted, the
      * interrupt's cancel found the acquire already done, nothing was sent, and the caller was told its request was
      * cancelled while its session kept the lock (5 leaks in 1,500 interrupted acquires). Whatever the race, an acquire
      * that returns no hold leaves no hold and no queued request behind. Each round interrupts an acquire of a free

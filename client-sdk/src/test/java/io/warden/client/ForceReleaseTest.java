@@ -21,7 +21,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, finding 2: a force-release was never noticed over HTTP. {@code HttpHold.isValid()} looked only at the
+ * A force-release was never noticed over HTTP. {@code HttpHold.isValid()} looked only at the
  * session: after an admin force-release (or any release by token from elsewhere) it stayed true for 8 s and
  * {@code lost()} never completed, while direct mode noticed. A hold now learns that its grant ended from the session's
  * watch of its own events ({@code GET /v1/watch?session_id=}): a RELEASED event for its token, or a RESYNC that no
@@ -76,7 +76,7 @@ class ForceReleaseTest {
         released.release(); // its own RELEASED event must not make anything lost
 
         var result = gw.consoleBackend().forceRelease(NAME, forced.token(), new AuditEntry(Instant.now(), "admin",
-                "FORCE_RELEASE", NAME + "#" + forced.token(), "issue 10 test", "test", null, null)).get(10, TimeUnit.SECONDS);
+                "FORCE_RELEASE", NAME + "#" + forced.token(), "force-release test", "test", null, null)).get(10, TimeUnit.SECONDS);
         assertThat(result.toString()).contains("true");
 
         forced.lost().toCompletableFuture().get(10, TimeUnit.SECONDS);
@@ -134,7 +134,7 @@ class ForceReleaseTest {
     }
 
     /**
-     * Issue 20, finding 1: the gateway the watch resumes at could not list the hold's lock when it read the cell (other
+     * The gateway the watch resumes at could not list the hold's lock when it read the cell (other
      * ZooKeeper clients made it larger than its packet limit lets it list): its RESYNC shows the lock as too large, with
      * no holders. That says nothing of the hold: it stays valid (read as "no longer lists it", it was taken as lost).
      */

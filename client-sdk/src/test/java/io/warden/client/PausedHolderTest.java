@@ -26,7 +26,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, finding 3: direct mode had no local deadline. Validity followed Curator's asynchronous state events: after
+ * Direct mode had no local deadline. Validity followed Curator's asynchronous state events: after
  * a SIGSTOP of the client JVM past its ZooKeeper session, another client got the lock, and on SIGCONT the paused
  * client's {@code isValid()} stayed true for 205 ms (187 samples). Direct holds now have a local deadline from the last
  * ZooKeeper answer, as HTTP holds have one from the last acknowledged keepalive. Both modes run here: a holder in a JVM

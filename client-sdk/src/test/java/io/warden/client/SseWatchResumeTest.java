@@ -111,7 +111,7 @@ class SseWatchResumeTest {
     /**
      * A watch that resumes after the cell's revisions went back (ZooKeeper restored from a backup, or a new ensemble):
      * every revision it saved is in the gateway's future, and the gateway answers with a RESYNC at its own, lower,
-     * revision (issue 10, finding 17). The watch must take that RESYNC as the new start and the events after it;
+     * revision. The watch must take that RESYNC as the new start and the events after it;
      * before, it dropped the RESYNC and every later event as "older than the last revision", and went silent for good.
      */
     @Test

@@ -11,7 +11,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, finding 1: a TTL shortened elsewhere was ignored. {@code Session} only ever moved its local deadline
+ * A TTL shortened elsewhere was ignored. {@code Session} only ever moved its local deadline
  * forward, so acknowledgements that reported a smaller {@code ttl_ms_remaining} changed nothing, and the heartbeat
  * interval stayed the one from the open. A keepalive with {@code ttl_ms} from another caller shortened alice's TTL to
  * 1 s: bob was GRANTED while alice's {@code isValid()} stayed true for over a second. The deadline now comes from the

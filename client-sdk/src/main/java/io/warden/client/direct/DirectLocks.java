@@ -41,12 +41,12 @@ import org.apache.zookeeper.data.Stat;
  * <h2>Same locks as the gateway's</h2>
  * A lock {@code ns/path} is Curator's {@code InterProcessReadWriteLock} on {@code {chroot}} + {@link io.warden.client.LockNames#zkPath} — the
  * path, node names ({@code _c_{uuid}-__WRIT__{seq}}, {@code _c_{uuid}-__READ__{seq}}) and queue rules the gateway
- * uses (contract §4) — so direct holders and holders through any gateway of the cell exclude each other, and the
- * tokens of one name grow across both. Each acquire is a new Curator lock with its own EPHEMERAL_SEQUENTIAL node
- * (so, as over HTTP, acquires are not reentrant: a second acquire queues behind the first); the token is that
- * node's czxid, read right after the grant, plus the cell's token floor for it (0 unless an operator raised it:
- * {@link DirectFloor}, one more read per grant); release deletes the node as Curator does (a guaranteed delete), from
- * any thread.
+ * uses (docs/design.md, ZooKeeper layout) — so direct holders and holders through any gateway of the cell exclude each
+ * other, and the tokens of one name grow across both. Each acquire is a new Curator lock with its own
+ * EPHEMERAL_SEQUENTIAL node (so, as over HTTP, acquires are not reentrant: a second acquire queues behind the first);
+ * the token is that node's czxid, read right after the grant, plus the cell's token floor for it (0 unless an operator
+ * raised it: {@link DirectFloor}, one more read per grant); release deletes the node as Curator does (a guaranteed
+ * delete), from any thread.
  *
  * <h2>Losing a lock</h2>
  * A direct hold lives as long as the Curator client's ZooKeeper session, not a Warden session: no TTL, no
@@ -84,7 +84,7 @@ import org.apache.zookeeper.data.Stat;
  * stopped by {@link #close()}.
  */
 public final class DirectLocks implements AutoCloseable {
-    /** The chroot of a cell unless configured otherwise (contract §4). */
+    /** The chroot of a cell unless configured otherwise (docs/design.md, ZooKeeper layout). */
     public static final String DEFAULT_CHROOT = "/warden";
 
     private static final System.Logger log = System.getLogger(DirectLocks.class.getName());

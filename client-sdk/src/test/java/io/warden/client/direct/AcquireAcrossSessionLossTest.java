@@ -18,7 +18,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Issue 10, finding 6: a direct-mode acquire that spans a LOST returned an already-lost hold whose node was never
+ * A direct-mode acquire that spans a LOST returned an already-lost hold whose node was never
  * deleted, so the lock stayed blocked for the rest of that ZooKeeper session's life. Curator's lock, finding its node
  * gone with the expired session, makes a new one in the new session and gets the lock with it; the hold was marked
  * lost only because a LOST had happened meanwhile, and {@code release()} of a lost hold deleted nothing. The grant is

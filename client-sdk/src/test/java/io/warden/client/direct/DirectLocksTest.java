@@ -256,7 +256,7 @@ class DirectLocksTest {
     }
 
     /**
-     * The local deadline (issue 10, finding 3) is kept fresh by probes while a hold lives: a hold held for several
+     * The local deadline is kept fresh by probes while a hold lives: a hold held for several
      * session timeouts on a healthy connection stays valid throughout.
      */
     @Test
