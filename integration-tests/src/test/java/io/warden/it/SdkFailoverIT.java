@@ -21,7 +21,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The Java SDK holding a lock while the gateway its session talks to is killed with kill -9 (issue 3): the SDK moves
+ * The Java SDK holding a lock while the gateway its session talks to is killed with kill -9: the SDK moves
  * to the other gateway, which takes the session over, so the hold stays valid for longer than a whole TTL after the
  * kill, the cell still shows it with the same token, and the release goes through the surviving gateway.
  */

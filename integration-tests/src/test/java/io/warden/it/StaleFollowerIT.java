@@ -17,7 +17,7 @@ import java.util.concurrent.TimeUnit;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * Issue 9, finding 5: a grant is decided on state at least as new as the last deletion of that node anywhere.
+ * A grant is decided on state at least as new as the last deletion of that node anywhere.
  *
  * <p>A three-server ensemble whose followers reach the leader through {@link LinkProxy} proxies. Gateway A talks only to
  * one follower; that follower's replication stream from the leader is delayed by 3 s (a follower lagging behind a slow

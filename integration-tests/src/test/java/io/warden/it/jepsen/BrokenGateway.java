@@ -3,6 +3,7 @@ package io.warden.it.jepsen;
 import io.warden.service.Gateway;
 import io.warden.service.Rules;
 import io.warden.service.Settings;
+import io.warden.service.api.DeadlockAction;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.lock.GrantRules;
 import io.warden.service.queue.LockQueue;
@@ -47,6 +48,12 @@ import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
  *   order given, each {@link #ONE_NAME_PAUSE} after the one before (as a client that takes its locks one by one, a
  *   round trip each, would); two requests that name the same locks in crossed orders can then each hold one and wait
  *   for the other (breaks §2.11; the liveness checker must see multi-lock requests that are never granted).</li>
+ *   <li>{@link Bug#MULTI_FIRST_NAME_ONLY}: a multi-lock request is granted once the entry on its first name holds,
+ *   whatever its other names' queues say (breaks §2.11's "granted when it holds every name", and so §2.1 on the other
+ *   names; the mutex checker must see two holders of a name a multi-lock request was granted while another held it).</li>
+ *   <li>{@link Bug#DEADLOCKS_NEVER_BROKEN}: the gateway finds deadlocks and lists them, but never removes a victim
+ *   (breaks §2.13; the deadlock checker must see a cycle with an {@code on_deadlock: FAIL} member that no 409 broke
+ *   within its bound).</li>
  * </ul>
  */
 public final class BrokenGateway {
@@ -58,7 +65,7 @@ public final class BrokenGateway {
     /** The deliberate bugs. */
     enum Bug {
         GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK, WAITERS_NEVER_WOKEN, RESUME_FROM_NOW, REFUSE_FREE_TRIES,
-        SEMAPHORE_ONE_MORE, MULTI_ONE_NAME_AT_A_TIME;
+        SEMAPHORE_ONE_MORE, MULTI_ONE_NAME_AT_A_TIME, MULTI_FIRST_NAME_ONLY, DEADLOCKS_NEVER_BROKEN;
 
         Rules rules() {
             Rules c = Rules.CONTRACT;
@@ -121,6 +128,19 @@ public final class BrokenGateway {
                                     }));
                         }
                         return all;
+                    }
+                }, c.expiry(), c.resume());
+                case MULTI_FIRST_NAME_ONLY -> new Rules(new GrantRules() {
+                    @Override
+                    public int firstNotHolding(List<LockQueue> queues, int[] at) {
+                        return holds(queues.get(0), at[0]) ? -1 : 0; // the other names are not looked at
+                    }
+                }, c.expiry(), c.resume());
+                case DEADLOCKS_NEVER_BROKEN -> new Rules(new GrantRules() {
+                    @Override
+                    public CompletableFuture<Boolean> breakDeadlock(DeadlockAction action,
+                            Function<DeadlockAction, CompletableFuture<Boolean>> remove) {
+                        return CompletableFuture.completedFuture(false); // found and listed, never broken
                     }
                 }, c.expiry(), c.resume());
                 case REFUSE_FREE_TRIES -> new Rules(new GrantRules() {

@@ -6,7 +6,8 @@ import java.util.List;
  * The fenced mutex (contract §2.1, §2.2, §2.4) as a sequential model of one lock name. State: the holding session and
  * its token, and the highest token granted so far. A grant is legal only when the lock is free, with a token above
  * every earlier one; a try-lock refused ({@link Op.Outcome#REFUSED}) only when it is held (contract §3: refused for a
- * conflicting holder or a request queued ahead, and on a mutex a queued request waits behind a holder); a release with the holder's session and token frees it ({@code released:true}); any other
+ * conflicting holder or a request queued ahead, and on a mutex a queued request waits behind a holder); an acquire not
+ * granted (timed out, or failed as a deadlock's victim) changes nothing; a release with the holder's session and token frees it ({@code released:true}); any other
  * release changes nothing and says {@code released:false}; the end of the holder's session (close or expiry) frees it.
  *
  * <p>An acquire whose answer never came may have been granted with a token nobody saw: the holder is then known but
@@ -45,7 +46,7 @@ public final class FencedMutex implements Model<FencedMutex.State> {
             case ACQUIRE -> switch (op.outcome()) {
                 case GRANTED -> s.holder() == null && op.token() > s.highest()
                         ? List.of(new State(op.session(), op.token(), op.token())) : List.of();
-                case NOT_GRANTED -> List.of(s);
+                case NOT_GRANTED, DEADLOCK -> List.of(s);
                 case REFUSED -> s.holder() != null ? List.of(s) : List.of();
                 case UNKNOWN -> s.holder() == null ? List.of(s, new State(op.session(), UNSEEN, s.highest())) : List.of(s);
                 default -> throw new IllegalArgumentException("an acquire cannot be " + op.outcome() + ": " + op);

@@ -68,7 +68,7 @@ public final class FencedSemaphore implements Model<FencedSemaphore.State> {
             case ACQUIRE -> switch (op.outcome()) {
                 case GRANTED -> !full && op.token() > s.highest()
                         ? List.of(s.with(new Hold(op.session(), op.token()), op.token())) : List.of();
-                case NOT_GRANTED -> List.of(s);
+                case NOT_GRANTED, DEADLOCK -> List.of(s);
                 case REFUSED -> full ? List.of(s) : List.of();
                 case UNKNOWN -> full ? List.of(s)
                         : List.of(s, s.with(new Hold(op.session(), FencedMutex.UNSEEN), s.highest()));

@@ -121,7 +121,26 @@ final class ForcedInterleavings {
          * on the other, each holds one name and waits for the other, and neither is granted before its wait runs out
          * (liveness checker: both are {@code liveness-} clients).
          */
-        CROSSED_MULTI_LOCKS_BEHIND_A_HOLDER;
+        CROSSED_MULTI_LOCKS_BEHIND_A_HOLDER,
+        /**
+         * A client holds one lock; a second asks for a free lock and that one at once, as one multi-lock request
+         * ({@code [free, held]}, waiting {@link #ASK_MS}); only once it was answered does the holder release. A correct
+         * gateway grants a request only when it holds every name: it answers TIMED_OUT. One with
+         * {@code MULTI_FIRST_NAME_ONLY} grants it once its first name holds: two holders of the held lock (mutex
+         * checker, on {@link #MULTI_HELD}).
+         */
+        MULTI_GRANTED_WHILE_A_NAME_IS_HELD,
+        /**
+         * Two clients on different gateways each hold one lock and then ask for the other's (crossed orders), one with
+         * {@code on_deadlock: WAIT}, the other {@code FAIL}, both waiting {@link DeadlockWorkload#FAIL_WAIT_MS}; then
+         * three clients hold a lock each and ask for the next one's (a→b→c→a), all with WAIT, waiting
+         * {@link DeadlockWorkload#WAIT_ONLY_WAIT_MS}. Each second request is asked only once every first was granted,
+         * so both cycles form. A correct gateway answers the FAIL request 409 DEADLOCK within moments (and the other is
+         * granted once the victim let go) and leaves the WAIT cycle to its waits; one with {@code DEADLOCKS_NEVER_BROKEN}
+         * lets both requests of the first cycle wait until they time out (deadlock checker: a cycle with a FAIL member
+         * not broken within its bound).
+         */
+        CROSSED_HOLDERS_ONE_FAILS;
 
         static List<Scenario> every() {
             return List.of(values());
@@ -154,6 +173,14 @@ final class ForcedInterleavings {
     /** Its two multi-lock clients: liveness clients, as the round's are; the first asks [x, y], the second [y, x]. */
     static final String MULTI_FIRST = MutexWorkload.LIVENESS + "multi-first";
     static final String MULTI_SECOND = MutexWorkload.LIVENESS + "multi-second";
+    /** The names of {@link Scenario#MULTI_GRANTED_WHILE_A_NAME_IS_HELD}: the one held, and the free one asked for first. */
+    static final String MULTI_HELD = "jepsen/forced/multi-held";
+    static final String MULTI_FREE = "jepsen/forced/multi-free";
+    /** The names of {@link Scenario#CROSSED_HOLDERS_ONE_FAILS}. */
+    static final List<String> DEADLOCK_NAMES = List.of("jepsen/forced/dl-a", "jepsen/forced/dl-b", "jepsen/forced/dl-c");
+    /** Its groups, as the deadlock checker names them: the two-cycle with a FAIL member, and the three-cycle of WAITs. */
+    static final String DEADLOCK_FAIL_GROUP = "forced-deadlock-fail";
+    static final String DEADLOCK_WAIT_GROUP = "forced-deadlock-wait";
     /** The process of the second holder of {@link Scenario#HELD_WHILE_ANOTHER_ASKS} on the readers-and-writers lock. */
     static final String FIFO_SECOND = "forced-fifo-second";
     /** The process of {@link Scenario#WAITER_BEHIND_A_RELEASE}'s waiter: a liveness client, as the round's are. */
@@ -226,6 +253,8 @@ final class ForcedInterleavings {
             case CANDIDATE_ASKS_WHILE_ANOTHER_LEADS -> candidateAsksWhileAnotherLeads();
             case LEADER_CUT_OFF_PAST_ITS_TTL -> leaderCutOffPastItsTtl();
             case CROSSED_MULTI_LOCKS_BEHIND_A_HOLDER -> crossedMultiLocksBehindAHolder();
+            case MULTI_GRANTED_WHILE_A_NAME_IS_HELD -> multiGrantedWhileANameIsHeld();
+            case CROSSED_HOLDERS_ONE_FAILS -> crossedHoldersOneFails();
         };
     }
 
@@ -264,6 +293,61 @@ final class ForcedInterleavings {
     }
 
     // ------------------------------------------------------------------ the scenarios
+
+    private String multiGrantedWhileANameIsHeld() {
+        Tracked h = open("forced-multi-held-holder", 0);
+        Tracked a = null;
+        try {
+            Op held = granted(acquire("forced-multi-held-holder", h, MULTI_HELD, "EXCLUSIVE", STEP.toMillis(), null),
+                    "the holder");
+            a = open("forced-multi-held-asker", 1);
+            int before = w.multi.requests().size();
+            w.multi.holdMany("forced-multi-held-asker", a.client, a, List.of(MULTI_FREE, MULTI_HELD), ASK_MS,
+                    new java.util.Random(1), false);
+            // The holder releases only now that the request was answered (and, if granted, held and released).
+            w.release("forced-multi-held-holder", h.client, h, MULTI_HELD, held.token());
+            List<MultiLockWorkload.Request> asked = w.multi.requests();
+            String outcome = asked.size() > before ? asked.get(asked.size() - 1).outcome() : "no answer";
+            return MULTI_HELD + " held by token " + held.token() + " while [" + MULTI_FREE + ", " + MULTI_HELD
+                    + "] was asked for (wait " + ASK_MS + " ms): " + outcome;
+        } finally {
+            close(h, a);
+        }
+    }
+
+    private String crossedHoldersOneFails() {
+        List<Tracked> sessions = new ArrayList<>();
+        try {
+            for (int i = 0; i < DEADLOCK_NAMES.size(); i++) {
+                sessions.add(open("forced-deadlock-m" + i, i));
+            }
+            DeadlockWorkload.Ran fail = w.deadlocks.cycle(DEADLOCK_FAIL_GROUP, "forced-deadlock",
+                    DEADLOCK_NAMES.subList(0, 2), List.of("WAIT", "FAIL"), sessions.subList(0, 2));
+            DeadlockWorkload.Ran waits = w.deadlocks.cycle(DEADLOCK_WAIT_GROUP, "forced-deadlock", DEADLOCK_NAMES,
+                    List.of("WAIT", "WAIT", "WAIT"), sessions);
+            return "two sessions in crossed orders, WAIT and FAIL: " + describe(fail.group())
+                    + "; three in a cycle, all WAIT: " + describe(waits.group());
+        } finally {
+            for (Tracked t : sessions) {
+                close(t, null);
+            }
+        }
+    }
+
+    /** What each member's second request was told; not driven when some member was not granted its first name. */
+    private String describe(DeadlockWorkload.Group g) {
+        List<String> told = new ArrayList<>();
+        for (DeadlockWorkload.Member m : g.members()) {
+            if (m.waitOp() < 0) {
+                throw new NotDriven("group " + g.id() + ": " + m.process() + " was not granted " + m.holds()
+                        + " first, so no cycle formed");
+            }
+            Op ask = w.op(m.waitOp());
+            told.add(m.onDeadlock() + " " + ask.outcome() + " after "
+                    + TimeUnit.NANOSECONDS.toMillis(ask.ret() == Op.NEVER ? 0 : ask.ret() - ask.call()) + " ms");
+        }
+        return told.toString();
+    }
 
     private String crossedMultiLocksBehindAHolder() {
         Tracked h = open("forced-multi-holder", 0);

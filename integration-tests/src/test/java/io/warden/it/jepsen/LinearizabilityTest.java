@@ -10,7 +10,7 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * The checker itself (issue 11): it accepts what a fenced mutex may do, and it finds each way of breaking one — two
+ * The checker itself: it accepts what a fenced mutex may do, and it finds each way of breaking one — two
  * holders, a token that does not grow, a release that says false while it names the grant, an expiry before the TTL
  * ran out — also among thousands of concurrent operations, and histories with answers that never came.
  */

@@ -40,8 +40,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * could legally have expired is an early expiry: reported in the history's {@code early-expiries} file and counted
  * by the checker, as the contract's §2.3 is broken.
  *
+ * <p>One request in {@link #MULTI_EVERY} of a mutex thread asks for several of the locks at once
+ * ({@link MultiLockWorkload}; each request also in {@code DIR/multi-PREFIX.json} for the multi-lock liveness checker).
+ *
  * <p>Beside the lock workers, the {@link ElectionWorkload}'s candidates campaign in one election through the Java SDK;
- * what they believed and when is written to {@code DIR/election-PREFIX.jsonl} for the election checker.
+ * what they believed and when is written to {@code DIR/election-PREFIX.jsonl} for the election checker. And the
+ * {@link DeadlockWorkload}'s lanes run groups of sessions that wait for each other in cycles, each group written to
+ * {@code DIR/deadlocks-PREFIX.json} for the deadlock checker.
  *
  * <p>Before all that, the {@link ForcedInterleavings} named by {@code --forced} (comma-separated, or {@code none}) run
  * one after another, and their results are written to {@code DIR/forced-PREFIX.json}; then the random part begins.
@@ -60,6 +65,10 @@ public final class MutexWorkload {
     private final WardenClient client;
     /** The gateways (their client links), for the SDK clients. */
     private final List<URI> gateways;
+    /** The mutex threads' multi-lock requests ({@link MultiLockWorkload}). */
+    final MultiLockWorkload multi = new MultiLockWorkload(this);
+    /** Sessions that wait for each other in cycles ({@link DeadlockWorkload}). */
+    final DeadlockWorkload deadlocks = new DeadlockWorkload(this);
     /** The election's candidates (SDK clients), run beside the lock workers; see {@link ElectionWorkload}. */
     final ElectionWorkload elections;
     /** Threads that take locks through the Java SDK ({@link #sdkWorker}), besides the plain-HTTP ones. */
@@ -194,6 +203,8 @@ public final class MutexWorkload {
         History.write(out.resolve("history-" + w.name + ".jsonl"), ops);
         java.nio.file.Files.write(out.resolve("early-expiries-" + w.name + ".txt"), early);
         w.elections.write(out.resolve("election-" + w.name + ".jsonl"));
+        MultiLockWorkload.write(out.resolve("multi-" + w.name + ".json"), w.multi.requests());
+        DeadlockWorkload.write(out.resolve("deadlocks-" + w.name + ".json"), w.deadlocks.groups());
         Map<String, FencedRegister.Summary> counted = new java.util.TreeMap<>();
         w.counters.forEach((lock, register) -> counted.put(lock, register.summary()));
         new com.fasterxml.jackson.databind.ObjectMapper().writerWithDefaultPrettyPrinter()
@@ -241,6 +252,7 @@ public final class MutexWorkload {
         }
         // the candidates last: the lock workers' seeds stay what they were before the election workload
         workers.addAll(elections.start(name, seeds, until));
+        workers.addAll(deadlocks.start(name, seeds, until, gateways));
         for (Thread t : workers) {
             t.join();
         }
@@ -255,7 +267,9 @@ public final class MutexWorkload {
     /**
      * The liveness round, once the faults are over (the nemesis stops five seconds before the workload): every thread,
      * at once, opens a session and acquires lock {@code i mod locks} with a long wait, holds it briefly and releases
-     * it, so on each lock some wait for others. The checker wants every one granted within its bound.
+     * it, so on each lock some wait for others; and two clients ask for the first two locks at once, as multi-lock
+     * requests in crossed orders ({@link MultiLockWorkload#livenessClient}). The checker wants every one granted within
+     * its bound.
      */
     private void liveness(int threads) throws InterruptedException {
         List<Thread> round = new ArrayList<>();
@@ -299,6 +313,15 @@ public final class MutexWorkload {
             round.add(t);
             t.start();
         }
+        // Two multi-lock clients too, on the first two locks in crossed orders (one transaction each: never a cycle).
+        for (int i = 0; locks >= 2 && i < 2; i++) {
+            String process = LIVENESS + "multi-round-" + i;
+            WardenClient mine = clients.get(i % clients.size());
+            List<String> names = i == 0 ? List.of("jepsen/l0", "jepsen/l1") : List.of("jepsen/l1", "jepsen/l0");
+            Thread t = new Thread(() -> multi.livenessClient(process, mine, names, LIVENESS_WAIT_MS), process);
+            round.add(t);
+            t.start();
+        }
         for (Thread t : round) {
             t.join();
         }
@@ -321,6 +344,15 @@ public final class MutexWorkload {
                     Await.sleepQuietly(Duration.ofMillis(200));
                     continue;
                 }
+            }
+            if (locks >= 2 && rnd.nextInt(MULTI_EVERY) == 0) {
+                // A multi-lock request on two or three of the same locks, mixed with the one-name ones.
+                long wait = rnd.nextInt(4) == 0 ? 0 : rnd.nextInt((int) MultiLockWorkload.MAX_WAIT_MS);
+                if (!multi.holdMany(process, client, session, MultiLockWorkload.pick(rnd, locks), wait, rnd, balanced)) {
+                    abandon(session);
+                    session = null;
+                }
+                continue;
             }
             String lock = "jepsen/l" + rnd.nextInt(locks);
             long waitMs = rnd.nextInt(4) == 0 ? 0 : rnd.nextInt(1500);
@@ -379,7 +411,8 @@ public final class MutexWorkload {
             FencedRegister counter = counters.computeIfAbsent(lock, k -> new FencedRegister());
             long read = counter.read(token);
             // Mostly short holds; one in ten lasts up to three TTLs, so some sessions do nothing but keep alive for a
-            // while (a gateway cut off from ZooKeeper that still acknowledged those let them expire early: issue 9).
+            // while (a gateway cut off from ZooKeeper that still acknowledged those let them expire early: the one-sided
+            // partition bug in RELIABILITY.md).
             // One hold in fifteen stalls, as a holder in a long GC pause: its keepalives stop and it writes three TTLs
             // later, after its session expired and a successor was granted the lock. The fence must refuse it.
             boolean stall = rnd.nextInt(15) == 0;
@@ -404,6 +437,9 @@ public final class MutexWorkload {
             abandon(session);
         }
     }
+
+    /** One request in this many of a mutex thread is a multi-lock request ({@link MultiLockWorkload}). */
+    static final int MULTI_EVERY = 4;
 
     /** Threads of the shared-runs workload ({@link #rwWorker}) on {@link #RW_LOCK}. */
     static final int RW_THREADS = 4;
@@ -615,7 +651,7 @@ public final class MutexWorkload {
      * What a 404 for the session says of the call it answered: NOT_GRANTED, unless an earlier attempt of the call may
      * have reached a gateway while the session lived (its reply lost): then UNKNOWN, until the session was seen gone.
      */
-    private static Op.Outcome gone(SessionNotFoundException e) {
+    static Op.Outcome gone(SessionNotFoundException e) {
         return e.ambiguous() ? Op.Outcome.UNKNOWN : Op.Outcome.NOT_GRANTED;
     }
 
@@ -756,6 +792,11 @@ public final class MutexWorkload {
     private void record(String process, String key, Op.Kind kind, String session, long token, Op.Outcome outcome,
                         long call, long ret) {
         ops.add(new Op(nextId.getAndIncrement(), process, key, kind, session, token, outcome, call, ret));
+    }
+
+    /** The operation of the history with {@code id}; throws if there is none. */
+    Op op(int id) {
+        return ops.stream().filter(o -> o.id() == id).findFirst().orElseThrow();
     }
 
     /** Records an operation in the history; returns it. */

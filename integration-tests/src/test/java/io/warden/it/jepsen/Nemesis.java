@@ -17,8 +17,8 @@ import java.util.function.Supplier;
  *
  * <ul>
  *   <li>{@link Kind#PARTITION_GATEWAY_FROM_ZK}: a one-sided partition — one gateway loses every ZooKeeper link and
- *   keeps its clients, longer than its ZooKeeper session plus a session TTL (the case that let a session expire early
- *   in issue 9);</li>
+ *   keeps its clients, longer than its ZooKeeper session plus a session TTL (the case that once let a session
+ *   expire early);</li>
  *   <li>{@link Kind#KILL_GATEWAY}: kill -9 of a gateway, restarted a few seconds later under a new id;</li>
  *   <li>{@link Kind#PAUSE_GATEWAY}: SIGSTOP of a gateway, then SIGCONT;</li>
  *   <li>{@link Kind#KILL_ZK_LEADER} and {@link Kind#KILL_ZK_FOLLOWER}: kill -9 of a ZooKeeper server, restarted;</li>

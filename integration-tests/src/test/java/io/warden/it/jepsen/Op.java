@@ -35,11 +35,12 @@ public record Op(int id, String process, String key, Kind kind, String session, 
     public enum Kind { ACQUIRE, RELEASE, END }
 
     /**
-     * What the caller was told. GRANTED, NOT_GRANTED and REFUSED are for acquires (REFUSED: a try-lock, {@code wait_ms}
-     * 0, answered TIMED_OUT by a gateway, which it may be only while another request holds or waits for the lock),
+     * What the caller was told. GRANTED, NOT_GRANTED, REFUSED and DEADLOCK are for acquires (REFUSED: a try-lock,
+     * {@code wait_ms} 0, answered TIMED_OUT by a gateway, which it may be only while another request holds or waits for
+     * the lock; DEADLOCK: answered 409 DEADLOCK, its request removed as the victim of a cycle, so it never held),
      * RELEASED and NOT_RELEASED for releases.
      */
-    public enum Outcome { GRANTED, NOT_GRANTED, REFUSED, RELEASED, NOT_RELEASED, ENDED, UNKNOWN }
+    public enum Outcome { GRANTED, NOT_GRANTED, REFUSED, DEADLOCK, RELEASED, NOT_RELEASED, ENDED, UNKNOWN }
 
     public Op {
         mode = mode == null ? "EXCLUSIVE" : mode;

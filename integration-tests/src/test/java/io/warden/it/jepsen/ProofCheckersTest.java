@@ -204,4 +204,124 @@ class ProofCheckersTest {
         assertThat(r.problems()).anyMatch(p -> p.startsWith("led again after its defeat") && p.contains("token 10 of a"));
         assertThat(r.problems()).anyMatch(p -> p.startsWith("told 2 times elected") && p.contains("token 20 of b"));
     }
+
+    // ------------------------------------------------------------------ multi-lock liveness
+
+    private static MultiLockWorkload.Request multi(String id, long waitMs, long call, long ret, boolean answered,
+                                                   String outcome) {
+        return new MultiLockWorkload.Request("c", "s", id, List.of("a", "b"), waitMs, call, ret, answered, outcome);
+    }
+
+    @Test
+    void multiLock_answeredWithinItsWaitPlusTheBound_passes_lateOrUnansweredIsFound_unlessNearAFault() {
+        long bound = TimeUnit.MILLISECONDS.toNanos(MultiLockChecker.BOUND_MS);
+        var fault = new Nemesis.Fault(Nemesis.Kind.KILL_GATEWAY, "gw1", 100 * S, 102 * S);
+        var r = MultiLockChecker.check(List.of(
+                multi("granted", 1000, 0, S / 2, true, "GRANTED"),
+                multi("timed-out", 1000, 0, S + bound - S / 10, true, "TIMED_OUT"),
+                multi("late", 1000, 10 * S, 11 * S + bound + S / 10, true, "TIMED_OUT"),
+                multi("never", 0, 20 * S, 28 * S, false, "NO_ANSWER"),
+                multi("near-a-fault", 0, 104 * S, 112 * S, false, "NO_ANSWER")), List.of(fault));
+        assertThat(r.problems()).hasSize(2).anyMatch(p -> p.contains("request late ") && p.contains("only after"))
+                .anyMatch(p -> p.contains("request never ") && p.contains("not answered"));
+        assertThat(r.granted()).isEqualTo(1);
+        assertThat(r.excused()).isEqualTo(1);
+    }
+
+    @Test
+    void multiLock_aRequestNotGranted_mayHaveHeldANameWithinItsCall_soATryRefusedThenIsNoViolation() {
+        // m's request for [x, y] timed out at 2 s; meanwhile its entry held x (it waited for y), so t's try of x was
+        // refused, rightly; t is granted x after.
+        List<Op> recorded = List.of(
+                op(0, "m", "x", Op.Kind.ACQUIRE, 0, Op.Outcome.UNKNOWN, 0, 2 * S),
+                op(1, "m", "x", Op.Kind.RELEASE, 0, Op.Outcome.UNKNOWN, 0, 2 * S),
+                op(2, "t", "x", Op.Kind.ACQUIRE, 0, Op.Outcome.REFUSED, S / 2, S),
+                op(3, "t", "x", Op.Kind.ACQUIRE, 7, Op.Outcome.GRANTED, 3 * S, 3 * S + 1));
+        assertThat(Linearizability.checkPerKey(new FencedMutex(), recorded, 10_000)).allMatch(Linearizability.Result::ok);
+        // Recorded as a plain NOT_GRANTED instead, nobody held x when the try was refused.
+        List<Op> plain = List.of(op(0, "m", "x", Op.Kind.ACQUIRE, 0, Op.Outcome.NOT_GRANTED, 0, 2 * S),
+                recorded.get(2), recorded.get(3));
+        assertThat(Linearizability.checkPerKey(new FencedMutex(), plain, 10_000)).noneMatch(Linearizability.Result::ok);
+    }
+
+    // ------------------------------------------------------------------ deadlocks
+
+    private static Op op(int id, String session, String key, Op.Kind kind, long token, Op.Outcome outcome, long call,
+                         long ret) {
+        return new Op(id, "p-" + session, key, kind, session, token, outcome, call, ret);
+    }
+
+    /**
+     * Two sessions in crossed orders: {@code a} holds x and asks for y (WAIT), {@code b} holds y and asks for x with
+     * {@code bOnDeadlock}; {@code b}'s second request is answered {@code bAnswer} at {@code bRet}, after which it lets go
+     * of y ({@code bRelease}), and {@code a} is granted y then (or times out with it, at 9 s, when b was not failed).
+     */
+    private static List<Op> crossed(Op.Outcome bAnswer, long bRet, Op.Outcome bRelease) {
+        boolean broken = bAnswer == Op.Outcome.DEADLOCK;
+        return List.of(
+                op(0, "a", "x", Op.Kind.ACQUIRE, 10, Op.Outcome.GRANTED, 0, S / 10),
+                op(1, "b", "y", Op.Kind.ACQUIRE, 11, Op.Outcome.GRANTED, 0, S / 10),
+                op(2, "a", "y", Op.Kind.ACQUIRE, broken ? 13 : 0, broken ? Op.Outcome.GRANTED : Op.Outcome.NOT_GRANTED,
+                        S, broken ? bRet + S / 2 : 9 * S),
+                op(3, "b", "x", Op.Kind.ACQUIRE, 0, bAnswer, S, bRet),
+                op(4, "b", "y", Op.Kind.RELEASE, 11, bRelease, bRet + S / 10, bRet + S / 5),
+                op(5, "a", "x", Op.Kind.RELEASE, 10, Op.Outcome.RELEASED, 10 * S, 10 * S + 1));
+    }
+
+    private static final List<DeadlockWorkload.CycleMember> CROSSED_CYCLE = List.of(
+            new DeadlockWorkload.CycleMember("a", "y", List.of("b")), new DeadlockWorkload.CycleMember("b", "x", List.of("a")));
+
+    private static DeadlockWorkload.Group crossedGroup(String bOnDeadlock, List<DeadlockWorkload.CycleMember> bCycle) {
+        return new DeadlockWorkload.Group("g", List.of(
+                new DeadlockWorkload.Member("p-a", "a", "x", "y", "WAIT", 0, 2, null),
+                new DeadlockWorkload.Member("p-b", "b", "y", "x", bOnDeadlock, 1, 3, bCycle)));
+    }
+
+    @Test
+    void deadlock_aFailMemberFailedOnce_inACycleThatExisted_passes() {
+        var r = DeadlockChecker.check(List.of(crossedGroup("FAIL", CROSSED_CYCLE)),
+                crossed(Op.Outcome.DEADLOCK, S + S / 2, Op.Outcome.RELEASED), List.of());
+        assertThat(r.problems()).isEmpty();
+        assertThat(r.formed()).isEqualTo(1);
+        assertThat(r.victims()).isEqualTo(1);
+    }
+
+    @Test
+    void deadlock_aCycleWithAFailMemberNotBroken_isFound_unlessAFaultWasNear() {
+        List<Op> history = crossed(Op.Outcome.NOT_GRANTED, 9 * S, Op.Outcome.RELEASED);
+        var r = DeadlockChecker.check(List.of(crossedGroup("FAIL", null)), history, List.of());
+        assertThat(r.problems()).anyMatch(p -> p.startsWith("group g: a cycle with a FAIL member was not broken within"))
+                .anyMatch(p -> p.startsWith("group g: a cycle with a FAIL member had 0 victims"));
+        // A partition of a gateway from 0.5 s to 6 s: the bound counts from its end plus its recovery (broken by 16 s).
+        var fault = new Nemesis.Fault(Nemesis.Kind.PARTITION_GATEWAY_FROM_ZK, "gw1", S / 2, 6 * S);
+        assertThat(DeadlockChecker.check(List.of(crossedGroup("FAIL", null)), history, List.of(fault)).problems()).isEmpty();
+    }
+
+    @Test
+    void deadlock_aWaitRequestFailed_isFound_andACycleOfWaitsBroken() {
+        var r = DeadlockChecker.check(List.of(crossedGroup("WAIT", CROSSED_CYCLE)),
+                crossed(Op.Outcome.DEADLOCK, S + S / 2, Op.Outcome.RELEASED), List.of());
+        assertThat(r.problems()).hasSize(2).anyMatch(p -> p.contains("said on_deadlock WAIT and was answered DEADLOCK"))
+                .anyMatch(p -> p.startsWith("group g: a cycle of WAIT requests was broken"));
+    }
+
+    @Test
+    void deadlock_aVictimWhoseHoldWentWithIt_isFound() {
+        var r = DeadlockChecker.check(List.of(crossedGroup("FAIL", CROSSED_CYCLE)),
+                crossed(Op.Outcome.DEADLOCK, S + S / 2, Op.Outcome.NOT_RELEASED), List.of());
+        assertThat(r.problems()).singleElement().asString().contains("'s hold of y (token 11) was gone");
+    }
+
+    @Test
+    void deadlock_aVictimOfACycleThatDidNotExistDuringItsCall_isFound() {
+        // b's reported cycle says a waited for y while b held it; but a asked for y only after b's answer.
+        List<Op> history = List.of(
+                op(0, "a", "x", Op.Kind.ACQUIRE, 10, Op.Outcome.GRANTED, 0, S / 10),
+                op(1, "b", "y", Op.Kind.ACQUIRE, 11, Op.Outcome.GRANTED, 0, S / 10),
+                op(3, "b", "x", Op.Kind.ACQUIRE, 0, Op.Outcome.DEADLOCK, S, 2 * S),
+                op(2, "a", "y", Op.Kind.ACQUIRE, 0, Op.Outcome.NOT_GRANTED, 3 * S, 4 * S),
+                op(4, "b", "y", Op.Kind.RELEASE, 11, Op.Outcome.RELEASED, 5 * S, 5 * S + 1));
+        var r = DeadlockChecker.check(List.of(crossedGroup("FAIL", CROSSED_CYCLE)), history, List.of());
+        assertThat(r.problems()).anyMatch(p -> p.contains("for a cycle that did not exist during its call"));
+    }
 }

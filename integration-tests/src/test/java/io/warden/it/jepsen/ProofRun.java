@@ -32,7 +32,12 @@ import java.util.stream.Collectors;
  * when the plan's nemeses include {@link Nemesis.Kind#LARGE_LOCK_PILE}: the admission bound held, every gateway read the
  * pile as too large (a 429 naming it, not a 503), and none lost its ZooKeeper connection over it ({@link LockPile});
  * <b>election</b>, SDK candidates campaigning in one election ({@link ElectionWorkload}) never both led with a valid
- * hold at one moment, and later terms had larger tokens ({@link ElectionChecker}).
+ * hold at one moment, and later terms had larger tokens ({@link ElectionChecker}); <b>multi-lock liveness</b>, every
+ * multi-lock request of the mutex threads ({@link MultiLockWorkload}; their grants and releases are one operation per
+ * name, so the mutex checker and the fenced counters hold per name) answered within its wait plus a bound
+ * ({@link MultiLockChecker}); <b>deadlocks</b>, sessions waiting for each other in cycles ({@link DeadlockWorkload})
+ * are failed only as the contract allows and only when a cycle with a FAIL member was there to break
+ * ({@link DeadlockChecker}).
  *
  * <p>Concurrency: driven by the test thread; the nemesis runs on its own thread.
  */
@@ -56,7 +61,8 @@ final class ProofRun {
                    List<Linearizability.Result> semaphore, List<String> earlyExpiries,
                    Map<String, FencedRegister.Summary> counters, WatchChecker.Result watch, FifoChecker.Result fifo,
                    List<Nemesis.Fault> faults, List<ForcedInterleavings.Result> forced, Path report,
-                   List<String> pileProblems, int piles, ElectionChecker.Result election) {
+                   List<String> pileProblems, int piles, ElectionChecker.Result election,
+                   MultiLockChecker.Result multi, DeadlockChecker.Result deadlocks) {
         /** What the forced interleaving {@code scenario} did; throws if the plan did not name it. */
         ForcedInterleavings.Result forced(ForcedInterleavings.Scenario scenario) {
             return forced.stream().filter(r -> r.scenario() == scenario).findFirst()
@@ -90,7 +96,8 @@ final class ProofRun {
         boolean clean() {
             return mutex.stream().allMatch(Linearizability.Result::ok) && semaphore.stream().allMatch(Linearizability.Result::ok)
                     && earlyExpiries.isEmpty() && lostUpdates().isEmpty()
-                    && slowToAcquire().isEmpty() && watch.ok() && fifo.ok() && pileProblems.isEmpty() && election.ok();
+                    && slowToAcquire().isEmpty() && watch.ok() && fifo.ok() && pileProblems.isEmpty() && election.ok()
+                    && multi.ok() && deadlocks.ok();
         }
     }
 
@@ -228,9 +235,14 @@ final class ProofRun {
             Path report = dir.resolve("report.md");
             WatchChecker.Result watch = WatchChecker.check(recording, history);
             ElectionChecker.Result election = ElectionChecker.check(ElectionWorkload.read(dir.resolve("election-w1.jsonl")));
+            List<Nemesis.Fault> faults = List.copyOf(nemesis.faults);
+            MultiLockChecker.Result multi = MultiLockChecker.check(MultiLockWorkload.read(dir.resolve("multi-w1.json")),
+                    faults);
+            DeadlockChecker.Result deadlocks = DeadlockChecker.check(
+                    DeadlockWorkload.read(dir.resolve("deadlocks-w1.json")), history, faults);
             Outcome outcome = new Outcome(plan, history, mutex, semaphore, early, counters, watch, fifo,
-                    List.copyOf(nemesis.faults), ForcedInterleavings.read(forcedFile), report,
-                    List.copyOf(nemesis.pile.problems), nemesis.pile.runs, election);
+                    faults, ForcedInterleavings.read(forcedFile), report,
+                    List.copyOf(nemesis.pile.problems), nemesis.pile.runs, election, multi, deadlocks);
             Timeline.render(outcome, start, dir.resolve("timeline.png"));
             Files.writeString(report, report(outcome, start));
             return outcome;
@@ -299,6 +311,19 @@ final class ProofRun {
                 .append(el.ok() ? "ok" : "**VIOLATION**").append(" | ").append(el.terms()).append(" terms, ")
                 .append(el.spans()).append(" of them sampled valid (").append(el.samples()).append(" samples), ")
                 .append(el.problems().size()).append(" problems |\n");
+        MultiLockChecker.Result ml = o.multi();
+        b.append("| multi-lock liveness (every multi-lock request answered within its wait plus ")
+                .append(MultiLockChecker.BOUND_MS / 1000).append(" s; its grants are in the mutex checker, per name) | ")
+                .append(ml.ok() ? "ok" : "**VIOLATION**").append(" | ").append(ml.requests()).append(" requests, ")
+                .append(ml.granted()).append(" granted, ").append(ml.problems().size()).append(" problems; ")
+                .append(ml.excused()).append(" late or unanswered near a fault |\n");
+        DeadlockChecker.Result dl = o.deadlocks();
+        b.append("| deadlocks (only a waiting FAIL request is failed, for a cycle that existed; a cycle with a FAIL member "
+                + "broken once within ").append(DeadlockChecker.BOUND_MS / 1000).append(" s; a WAIT cycle left alone) | ")
+                .append(dl.ok() ? "ok" : "**VIOLATION**").append(" | ").append(dl.groups()).append(" groups, ")
+                .append(dl.formed()).append(" cycles formed (").append(dl.waitOnlyCycles()).append(" of WAIT requests), ")
+                .append(dl.victims()).append(" victims, ").append(dl.problems().size()).append(" problems; ")
+                .append(dl.excused()).append(" with an answer lost |\n");
         if (p.nemeses().contains(Nemesis.Kind.LARGE_LOCK_PILE)) {
             b.append("| large lock (").append(LockPile.LOCK).append(": ").append(LockPile.MAX_ENTRIES)
                     .append(" SHARED admitted then refused, ").append(LockPile.FOREIGN).append(" foreign entries; read as too "
@@ -344,6 +369,8 @@ final class ProofRun {
             o.watch().problems().stream().limit(50).forEach(line -> b.append("watch: ").append(line).append("\n"));
             o.pileProblems().forEach(line -> b.append(line).append("\n"));
             o.election().problems().stream().limit(50).forEach(line -> b.append("election: ").append(line).append("\n"));
+            o.multi().problems().stream().limit(50).forEach(line -> b.append("multi-lock: ").append(line).append("\n"));
+            o.deadlocks().problems().stream().limit(50).forEach(line -> b.append("deadlock: ").append(line).append("\n"));
             o.lostUpdates().forEach((lock, c) -> b.append("fenced counter of ").append(lock).append(": value ")
                     .append(c.value()).append(" after ").append(c.acknowledged()).append(" acknowledged increments\n"));
             b.append("```\n");

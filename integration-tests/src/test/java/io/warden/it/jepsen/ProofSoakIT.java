@@ -40,6 +40,8 @@ class ProofSoakIT {
         assertThat(o.pileProblems()).as("large lock; report %s", o.report()).isEmpty();
         assertThat(o.election().problems()).as("election; report %s", o.report()).isEmpty();
         assertThat(o.slowToAcquire()).as("liveness; report %s", o.report()).isEmpty();
+        assertThat(o.multi().problems()).as("multi-lock liveness; report %s", o.report()).isEmpty();
+        assertThat(o.deadlocks().problems()).as("deadlocks; report %s", o.report()).isEmpty();
         assertThat(o.clean()).as("every checker; report %s", o.report()).isTrue();
     }
 }

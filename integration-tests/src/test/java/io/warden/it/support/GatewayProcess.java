@@ -1,6 +1,7 @@
 package io.warden.it.support;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -9,8 +10,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 
 /**
  * One Warden gateway as its own JVM, started from the shaded jar ({@code -Dwarden.service.jar}, set by Failsafe):
@@ -88,6 +91,38 @@ public final class GatewayProcess implements AutoCloseable {
         ChildProcess process = mainClass == null ? launcher.startJar(gatewayId, jvmArgs, serviceJar(), args)
                 : launcher.startMain(gatewayId, jvmArgs, mainClass, args);
         return new GatewayProcess(gatewayId, port, process);
+    }
+
+    /**
+     * Starts a gateway as a user's first {@code java -jar warden-service.jar} does: named no ZooKeeper, it runs its own
+     * embedded server (here on any free port), with the service's defaults for everything else; on a free loopback
+     * HTTP port, with a fresh data directory {@code <log dir>/ID-data} (what an earlier run left there is deleted
+     * first). Does not wait: see {@link #awaitReady(Duration)}.
+     */
+    public static GatewayProcess startStandalone(JavaLauncher launcher, String gatewayId, List<String> jvmArgs) {
+        Path dataDir = launcher.logDir().resolve(gatewayId + "-data");
+        deleteRecursively(dataDir);
+        int port = LoopbackPorts.free();
+        List<String> args = List.of(
+                "--http-host", LoopbackPorts.HOST,
+                "--http-port", Integer.toString(port),
+                "--embedded-zk-port", "0",
+                "--gateway-id", gatewayId,
+                "--data-dir", dataDir.toString());
+        return new GatewayProcess(gatewayId, port, launcher.startJar(gatewayId, jvmArgs, serviceJar(), args));
+    }
+
+    private static void deleteRecursively(Path root) {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
+                Files.delete(path);
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot delete " + root, e);
+        }
     }
 
     public String gatewayId() {

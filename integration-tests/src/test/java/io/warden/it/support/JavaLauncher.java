@@ -88,11 +88,16 @@ public final class JavaLauncher {
 
     /** Starts {@code mainClass} on this JVM's classpath. */
     public ChildProcess startMain(String name, List<String> jvmArgs, String mainClass, List<String> args) {
+        return startMain(name, jvmArgs, classpath(), mainClass, args);
+    }
+
+    /** Starts {@code mainClass} on {@code classpath} (entries joined with the path separator). */
+    public ChildProcess startMain(String name, List<String> jvmArgs, String classpath, String mainClass, List<String> args) {
         List<String> command = new ArrayList<>();
         command.add(javaExecutable());
         command.addAll(jvmArgs);
         command.add("-cp");
-        command.add(classpath());
+        command.add(classpath);
         command.add(mainClass);
         command.addAll(args);
         return start(name, command);
@@ -142,13 +147,34 @@ public final class JavaLauncher {
         return file;
     }
 
+    /**
+     * Starts any command (not necessarily a JVM) with exactly {@code environment} as its environment, in
+     * {@code workingDir}, its output in {@code <logDir>/<name>.log} like every child's.
+     */
+    public ChildProcess startCommand(String name, List<String> command, Map<String, String> environment, Path workingDir) {
+        return start(name, command, environment, workingDir);
+    }
+
     private ChildProcess start(String name, List<String> command) {
+        return start(name, command, null, null);
+    }
+
+    /** {@code environment} null: this JVM's; {@code workingDir} null: this JVM's. */
+    private ChildProcess start(String name, List<String> command, Map<String, String> environment, Path workingDir) {
         Path log = logDir.resolve(name + ".log");
         try {
             // Append: a restarted server keeps the log of its earlier life.
             Files.writeString(log, "### " + String.join(" ", redactClasspath(command)) + "\n", StandardCharsets.UTF_8,
                     StandardOpenOption.CREATE, StandardOpenOption.APPEND);
-            Process process = new ProcessBuilder(command)
+            ProcessBuilder builder = new ProcessBuilder(command);
+            if (environment != null) {
+                builder.environment().clear();
+                builder.environment().putAll(environment);
+            }
+            if (workingDir != null) {
+                builder.directory(workingDir.toFile());
+            }
+            Process process = builder
                     .redirectErrorStream(true)
                     .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
                     .redirectInput(ProcessBuilder.Redirect.from(new File("/dev/null")))

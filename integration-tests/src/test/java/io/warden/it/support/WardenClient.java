@@ -80,12 +80,19 @@ public final class WardenClient {
         private final int status;
         private final String code;
         private final boolean ambiguous;
+        private final String body;
 
         public ProblemException(int status, String code, String body, boolean ambiguous) {
             super("HTTP " + status + " " + code + ": " + body + (ambiguous ? " (after an attempt that may have done it)" : ""));
             this.status = status;
             this.code = code;
             this.ambiguous = ambiguous;
+            this.body = body;
+        }
+
+        /** The problem document as sent (a 409 DEADLOCK's carries the cycle). */
+        public JsonNode document() {
+            return parse(body);
         }
 
         public int status() {
@@ -142,6 +149,12 @@ public final class WardenClient {
     /** As above; {@code permits} for a SEMAPHORE request (0: none sent). */
     public Acquired acquire(String sessionId, String name, String mode, int permits, long waitMs, String requestId,
                             String onTimeout) {
+        return acquire(sessionId, name, mode, permits, waitMs, requestId, onTimeout, null);
+    }
+
+    /** As above; {@code onDeadlock} {@code WAIT} or {@code FAIL} (null: none sent); a victim's 409 is a {@link ProblemException}. */
+    public Acquired acquire(String sessionId, String name, String mode, int permits, long waitMs, String requestId,
+                            String onTimeout, String onDeadlock) {
         ObjectNode body = JSON.createObjectNode().put("session_id", sessionId).put("name", name).put("mode", mode)
                 .put("wait_ms", waitMs);
         if (permits > 0) {
@@ -152,6 +165,9 @@ public final class WardenClient {
         }
         if (onTimeout != null) {
             body.put("on_timeout", onTimeout);
+        }
+        if (onDeadlock != null) {
+            body.put("on_deadlock", onDeadlock);
         }
         Reply reply = expect(call("POST", "/v1/acquire", body, Duration.ofMillis(waitMs + 5000)), 200);
         JsonNode token = reply.body.get("token");
@@ -182,6 +198,13 @@ public final class WardenClient {
 
     public Released release(String sessionId, String name, long token) {
         ObjectNode body = JSON.createObjectNode().put("session_id", sessionId).put("name", name).put("token", token);
+        Reply reply = expect(call("POST", "/v1/release", body, Duration.ofSeconds(5)), 200);
+        return new Released(reply.body.path("released").asBoolean(), reply.attempts, reply.ambiguous);
+    }
+
+    /** Ends a whole request by its {@code request_id} (contract §3: releases its holds, cancels its waits). */
+    public Released releaseRequest(String sessionId, String requestId) {
+        ObjectNode body = JSON.createObjectNode().put("session_id", sessionId).put("request_id", requestId);
         Reply reply = expect(call("POST", "/v1/release", body, Duration.ofSeconds(5)), 200);
         return new Released(reply.body.path("released").asBoolean(), reply.attempts, reply.ambiguous);
     }

@@ -35,6 +35,7 @@ public final class ZkEnsemble implements AutoCloseable {
     private final int[] clientPorts;
     private final Path[] configs;
     private final List<String> jvmArgs;
+    private final String serverClasspath;
     /** {@code quorumLinks[i][j]}: the proxy server i uses to reach server j's quorum port; null without proxies. */
     private final LinkProxy[][] quorumLinks;
     /** {@code electionLinks[i][j]}: likewise for server j's leader-election port; null without proxies. */
@@ -109,6 +110,7 @@ public final class ZkEnsemble implements AutoCloseable {
         args.add("-Dznode.container.checkIntervalMs=1000");
         args.add("-Djava.net.preferIPv4Stack=true");
         this.jvmArgs = List.copyOf(args);
+        this.serverClasspath = options.serverClasspath != null ? options.serverClasspath : JavaLauncher.classpath();
     }
 
     /**
@@ -116,9 +118,14 @@ public final class ZkEnsemble implements AutoCloseable {
      * leader-follower link) and election port through proxies of its own: see {@link #quorumLink(int, int)} and
      * {@link #electionLink(int, int)}.
      */
-    public record Options(int tickTimeMs, boolean forceSync, List<String> jvmArgs, boolean proxiedQuorum) {
+    public record Options(int tickTimeMs, boolean forceSync, List<String> jvmArgs, boolean proxiedQuorum,
+                          String serverClasspath) {
         public Options(int tickTimeMs, boolean forceSync, List<String> jvmArgs) {
-            this(tickTimeMs, forceSync, jvmArgs, false);
+            this(tickTimeMs, forceSync, jvmArgs, false, null);
+        }
+
+        public Options(int tickTimeMs, boolean forceSync, List<String> jvmArgs, boolean proxiedQuorum) {
+            this(tickTimeMs, forceSync, jvmArgs, proxiedQuorum, null);
         }
 
         public static Options defaults() {
@@ -126,7 +133,15 @@ public final class ZkEnsemble implements AutoCloseable {
         }
 
         public Options withProxiedQuorum() {
-            return new Options(tickTimeMs, forceSync, jvmArgs, true);
+            return new Options(tickTimeMs, forceSync, jvmArgs, true, serverClasspath);
+        }
+
+        /**
+         * The servers run on {@code classpath} instead of this JVM's (null: this JVM's), e.g. another ZooKeeper
+         * release's ({@link ZooKeeperRelease#serverClasspath()}).
+         */
+        public Options withServerClasspath(String classpath) {
+            return new Options(tickTimeMs, forceSync, jvmArgs, proxiedQuorum, classpath);
         }
     }
 
@@ -333,7 +348,7 @@ public final class ZkEnsemble implements AutoCloseable {
     }
 
     private void startServer(int index) {
-        servers[index] = launcher.startMain("zk" + (index + 1), jvmArgs,
+        servers[index] = launcher.startMain("zk" + (index + 1), jvmArgs, serverClasspath,
                 "org.apache.zookeeper.server.quorum.QuorumPeerMain", List.of(configs[index].toString()));
     }
 
