@@ -3,10 +3,13 @@
 #
 # First it installs, with apt-get, the Debian packages the tests need that this machine lacks (a JDK and Maven if
 # missing; Chromium and its driver for the console's browser tests; ansible-core and ansible-lint for the deployment
-# test; openssl for the TLS tests' certificates), then it runs `mvn verify` and ends with one line counting the tests
-# of this run from the Surefire and Failsafe reports: `tests: N passed, N failed, N skipped`. It exits with Maven's
-# status. As root it installs directly, otherwise through sudo; where neither works (or on a machine without apt-get)
-# it names the packages and goes on, and the tests that need them fail saying which package to install.
+# test; openssl for the TLS tests' certificates; systemd for systemd-analyze, which checks the shipped unit; prometheus
+# for promtool, which checks the alert rules; curl and jq, with which a test types the README's walk-through and one
+# runs the container image's health check), then it runs `mvn verify` and ends with one line counting the tests of this
+# run from the Surefire and Failsafe reports:
+# `tests: N passed, N failed, N skipped`. It exits with Maven's status.
+# As root it installs directly, otherwise through sudo; where neither works (or on a machine without apt-get) it names
+# the packages and goes on, and the tests that need them fail saying which package to install.
 #
 # `.ci/run` calls this script; so does `.ci/flake-hunt` in each of its clones.
 set -euo pipefail
@@ -22,6 +25,11 @@ required=(
   "ansible-playbook:ansible-core"              # the deployment test (AnsibleDeploymentIT runs ansible/tests/deploy-test.sh)
   "ansible-lint:ansible-lint"
   "openssl:openssl"                            # TlsTest and SecureZooKeeperIT make their CA and certificates
+  "systemd-analyze:systemd"                    # DeploySystemdTest verifies deploy/systemd/warden.service
+  "promtool:prometheus"                        # AlertRulesPromtoolTest checks docs/observability/warden-alerts.yml
+  "curl:curl"                                  # ReadmeWalkthroughIT types the README's walk-through; ComposeTopologyIT
+                                               # runs the container image's health check
+  "jq:jq"                                      # ReadmeWalkthroughIT (the walk-through reads replies with jq)
 )
 missing=()
 for entry in "${required[@]}"; do
