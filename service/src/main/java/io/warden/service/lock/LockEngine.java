@@ -14,6 +14,7 @@ import io.warden.service.time.Clock;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.RequestRecord;
+import io.warden.service.zk.SessionListing;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
@@ -114,9 +115,10 @@ public final class LockEngine implements io.warden.service.session.SessionListen
         this.maxWaitersPerLock = maxWaitersPerLock;
         this.maxEntriesPerLock = maxEntriesPerLock;
         this.nodes = new NodeInfoCache(zk, tokens);
-        this.tombstones = new Tombstones(zk);
-        this.sessions = new SessionHints(zk, maxRequestsPerSession);
-        this.quotas = new RequestQuotas(zk, clock, maxRequestsPerPrincipal);
+        SessionListing sessionListing = new SessionListing(zk, queues.limit());
+        this.tombstones = new Tombstones(zk, sessionListing);
+        this.sessions = new SessionHints(zk, sessionListing, maxRequestsPerSession);
+        this.quotas = new RequestQuotas(zk, sessionListing, clock, maxRequestsPerPrincipal);
         this.ends = new RequestEnds(zk, nodes, tombstones, queues, rules);
         this.reader = new LockReader(zk, nodes, queues);
         this.held = new HeldCalls(zk, clock, metrics, rules, tokens, queues, reader, ends, sessions, quotas,
@@ -592,6 +594,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
     @Override
     public void sessionEnded(String sessionId) {
         sessions.forget(sessionId);
+        tombstones.forget(sessionId);
         quotas.sessionEnded(sessionId);
         held.failSession(sessionId, WardenException.sessionNotFound(sessionId));
         multis.failSession(sessionId, WardenException.sessionNotFound(sessionId));

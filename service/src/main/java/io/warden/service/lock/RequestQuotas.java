@@ -2,6 +2,7 @@ package io.warden.service.lock;
 
 import io.warden.service.time.Clock;
 import io.warden.service.zk.CellPaths;
+import io.warden.service.zk.SessionListing;
 import io.warden.service.zk.SessionRecord;
 import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException.Code;
@@ -61,6 +62,7 @@ final class RequestQuotas {
     static final Duration RECOUNT_INTERVAL = Duration.ofSeconds(1);
 
     private final Zk zk;
+    private final SessionListing listing;
     private final Clock clock;
     private final int maxPerOwner;
 
@@ -101,8 +103,9 @@ final class RequestQuotas {
     /** Guarded by this. */
     private final Map<String, OwnerCount> owners = new HashMap<>();
 
-    RequestQuotas(Zk zk, Clock clock, int maxPerOwner) {
+    RequestQuotas(Zk zk, SessionListing listing, Clock clock, int maxPerOwner) {
         this.zk = zk;
+        this.listing = listing;
         this.clock = clock;
         this.maxPerOwner = maxPerOwner;
     }
@@ -248,7 +251,7 @@ final class RequestQuotas {
         for (String sid : snapshot.keySet()) {
             CompletableFuture<List<String>> read;
             try {
-                read = zk.children(CellPaths.session(sid));
+                read = listing.children(sid, "its requests cannot be counted again");
             } catch (RuntimeException e) {
                 read = CompletableFuture.failedFuture(e); // the pass must end, or the owner's refusals would wait on it
             }

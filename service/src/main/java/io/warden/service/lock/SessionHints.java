@@ -3,6 +3,7 @@ package io.warden.service.lock;
 import io.warden.service.api.WardenException;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
+import io.warden.service.zk.SessionListing;
 import io.warden.service.zk.SessionRecord;
 import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException.Code;
@@ -33,11 +34,13 @@ final class SessionHints {
     }
 
     private final Zk zk;
+    private final SessionListing listing;
     private final int maxRequestsPerSession;
     private final Map<String, Hint> hints = Hints.bounded(Hints.PER_SESSION);
 
-    SessionHints(Zk zk, int maxRequestsPerSession) {
+    SessionHints(Zk zk, SessionListing listing, int maxRequestsPerSession) {
         this.zk = zk;
+        this.listing = listing;
         this.maxRequestsPerSession = maxRequestsPerSession;
     }
 
@@ -72,7 +75,8 @@ final class SessionHints {
 
     /** The exact count of the session's live requests, from the names of its record's children; remembered. */
     CompletableFuture<Prepared> exact(String sessionId, String clientId, String principal, String owner) {
-        return zk.children(CellPaths.session(sessionId)).thenApply(Tombstones::live).thenApply(live -> {
+        return listing.children(sessionId, "its live requests cannot be counted, and it may make no more")
+                .thenApply(Tombstones::live).thenApply(live -> {
             Hint hint = hints.get(sessionId);
             if (hint != null) {
                 hint.requests.set(live);

@@ -1,18 +1,23 @@
 package io.warden.service.lock;
 
+import io.warden.service.api.WardenException;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.RequestRecord;
+import io.warden.service.zk.SessionListing;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.CreateMode;
+import org.apache.zookeeper.KeeperException.Code;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Ended requests: each leaves a tombstone, so that a late duplicate of its acquire (same {@code request_id}: a paused
@@ -30,17 +35,28 @@ import java.util.concurrent.CompletableFuture;
  * it overtook, arriving late, fails instead of queueing.
  *
  * <p>So ending a request costs no extra request (three operations in one {@code multi}), and pruning costs one
- * {@code getChildren} and one {@code multi} every {@value #PRUNE_EVERY} or so ended requests, with no data reads: the
+ * {@code exists}, one {@code getChildren} ({@link SessionListing}: never one over the packet limit) and a {@code multi}
+ * of at most {@link #PAIRS_PER_MULTI} pairs every {@value #PRUNE_EVERY} or so ended requests, with no data reads: the
  * oldest markers beyond {@value #KEPT} are deleted together with their records, each record at version
  * {@value #TOMBSTONE_VERSION}, so a prune working from an old listing can never delete a live record (one re-created
  * by a late duplicate after its tombstone was pruned: that live record is at version 1). A marker and its record go in
  * one transaction, so no marker ever points at a live record.
  *
- * <p>Whether to prune is decided from the new marker's sequence number (it counts the session node's child creates),
- * so any gateway can end a session's requests and no per-session counter is kept in memory.
+ * <p><b>When to prune</b>: when the new marker's sequence number (it counts the session node's child creates) is in
+ * the first two of every {@code 2 × PRUNE_EVERY} numbers, which any gateway ending the session's requests sees alike
+ * (a request makes two children, so that is about every {@value #PRUNE_EVERY} ends); and when this gateway has ended
+ * {@code 2 × PRUNE_EVERY} of the session's requests since it last pruned it, or its last prune failed (then at its
+ * next end). The second rule is what bounds a session: the numbers step over the window when other children are made
+ * between ends (concurrent requests, records of acquires that failed), and a session pruned by the window alone grew
+ * past what a gateway can list. With it, a session keeps at most {@value #KEPT} tombstones, plus
+ * {@code 2 × PRUNE_EVERY} for each gateway ending its requests, plus those whose prune is under way.
  *
- * <p>Thread-safety: stateless; prunes of one session may overlap (the second fails harmlessly on a deleted node and
- * falls back to one {@code multi} per pair, which all fail the same way).
+ * <p><b>Bounds</b>: {@link #endsSincePrune} holds at most {@link Hints#PER_SESSION} sessions, the least recently
+ * used evicted; an evicted session's count starts again (its prune comes up to {@value #PRUNE_EVERY} ends later).
+ *
+ * <p>Thread-safety: {@link #endsSincePrune} is a concurrent map of atomic counters; prunes of one session may overlap
+ * (the second fails harmlessly on a deleted node and falls back to one {@code multi} per pair, which all fail the same
+ * way).
  */
 final class Tombstones {
     private static final Logger log = LoggerFactory.getLogger(Tombstones.class);
@@ -51,11 +67,20 @@ final class Tombstones {
     /** The version of an ended request's record: created (0), set with the request (1), set to the tombstone (2). */
     static final int TOMBSTONE_VERSION = 2;
     static final String MARKER = "~";
+    /**
+     * Pairs (a tombstone and its marker) deleted per {@code multi}: 100 operations of about 100 bytes, far below any
+     * ZooKeeper server's request limit.
+     */
+    static final int PAIRS_PER_MULTI = 50;
 
     private final Zk zk;
+    private final SessionListing listing;
+    /** Requests of each session this gateway ended since it last pruned it (bounded: see the class comment). */
+    private final Map<String, AtomicInteger> endsSincePrune = Hints.bounded(Hints.PER_SESSION);
 
-    Tombstones(Zk zk) {
+    Tombstones(Zk zk, SessionListing listing) {
         this.zk = zk;
+        this.listing = listing;
     }
 
     /** The operations that end a request, in this order: delete its queue node, tombstone its record, mark the end. */
@@ -104,9 +129,21 @@ final class Tombstones {
     /** A request of {@code sessionId} ended, and its marker is {@code markerPath}: prunes when it is time. */
     void ended(String sessionId, String markerPath) {
         long seq = sequence(markerPath.substring(markerPath.lastIndexOf('/') + 1));
-        if (seq >= 0 && seq % (2L * PRUNE_EVERY) < 2) {
-            prune(sessionId);
+        AtomicInteger ends = endsSincePrune.computeIfAbsent(sessionId, k -> new AtomicInteger());
+        boolean window = seq >= 0 && seq % (2L * PRUNE_EVERY) < 2;
+        if (ends.incrementAndGet() >= 2 * PRUNE_EVERY || window) {
+            ends.set(0);
+            prune(sessionId).whenComplete((pruned, err) -> {
+                if (!Boolean.TRUE.equals(pruned)) {
+                    ends.accumulateAndGet(2 * PRUNE_EVERY, Math::max); // the next end tries again
+                }
+            });
         }
+    }
+
+    /** The session ended: nothing more to count for it here. */
+    void forget(String sessionId) {
+        endsSincePrune.remove(sessionId);
     }
 
     static boolean isMarker(String child) {
@@ -137,11 +174,24 @@ final class Tombstones {
         return children.size() - 2 * markers;
     }
 
-    CompletableFuture<Void> prune(String sessionId) {
-        return zk.children(CellPaths.session(sessionId)).thenCompose(children -> prune(sessionId, children))
+    /**
+     * Prunes the session's oldest tombstones; completes with false when it could not list or delete them and should try
+     * again soon (true when it did, when the session is gone, or when it has too many children to list). Never fails.
+     */
+    CompletableFuture<Boolean> prune(String sessionId) {
+        return listing.children(sessionId, "its ended requests cannot be pruned")
+                .thenCompose(children -> prune(sessionId, children)).thenApply(v -> true)
                 .exceptionally(e -> {
+                    if (Zk.code(e) == Code.NONODE) {
+                        endsSincePrune.remove(sessionId);
+                        return true;
+                    }
+                    if (Zk.unwrap(e) instanceof WardenException we
+                            && we.code() == WardenException.ErrorCode.RESOURCE_EXHAUSTED) {
+                        return true; // too large to list (logged): asking again at the next end would not help
+                    }
                     log.debug("could not prune the ended requests of session {}: {}", sessionId, Zk.unwrap(e).toString());
-                    return null;
+                    return false;
                 });
     }
 
@@ -158,6 +208,14 @@ final class Tombstones {
         }
         markers.sort(Comparator.comparingLong(Tombstones::sequence));
         List<String> old = markers.subList(0, markers.size() - KEPT);
+        List<CompletableFuture<Void>> chunks = new ArrayList<>();
+        for (int from = 0; from < old.size(); from += PAIRS_PER_MULTI) {
+            chunks.add(pruneChunk(sessionId, old.subList(from, Math.min(old.size(), from + PAIRS_PER_MULTI))));
+        }
+        return CompletableFuture.allOf(chunks.toArray(CompletableFuture[]::new));
+    }
+
+    private CompletableFuture<Void> pruneChunk(String sessionId, List<String> old) {
         List<CuratorOp> ops = new ArrayList<>();
         try {
             for (String m : old) {
@@ -170,7 +228,10 @@ final class Tombstones {
             if (err == null) {
                 return CompletableFuture.<Void>completedFuture(null);
             }
-            // One pair is off (pruned meanwhile by another call): prune the others one by one.
+            if (Zk.code(err) != Code.NONODE && Zk.code(err) != Code.BADVERSION) {
+                return CompletableFuture.<Void>failedFuture(err);
+            }
+            // One pair is off (pruned meanwhile by another call, or its record live again): prune the others one by one.
             List<CompletableFuture<?>> each = new ArrayList<>();
             for (String m : old) {
                 try {

@@ -8,6 +8,7 @@ import io.warden.service.queue.QueueListing;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.RequestRecord;
+import io.warden.service.zk.SessionListing;
 import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException.Code;
 
@@ -26,7 +27,8 @@ import java.util.concurrent.CompletableFuture;
  *
  * <p>A lock too large to list ({@link QueueListing}) cannot be searched for the session's node: the load fails with
  * {@link io.warden.service.api.LockTooLargeException}, so a close or a view of such a session answers 429 and its
- * expiry is tried again later (late, never early) until the lock has shrunk.
+ * expiry is tried again later (late, never early) until the lock has shrunk. A session with more children than the
+ * gateway lists ({@link SessionListing}) is not read either: 429 as well, and its expiry is tried again later.
  */
 final class SessionRequests {
     /** The name prefix of an ended request's end marker (see the lock engine's Tombstones). */
@@ -46,15 +48,18 @@ final class SessionRequests {
 
     private final Zk zk;
     private final QueueListing queues;
+    private final SessionListing listing;
 
     SessionRequests(Zk zk, QueueListing queues) {
         this.zk = zk;
         this.queues = queues;
+        this.listing = new SessionListing(zk, queues.limit());
     }
 
     /** The session's requests; fails with NONODE (KeeperException) when the session record is gone. */
     CompletableFuture<List<Request>> load(String sessionId) {
-        return zk.children(CellPaths.session(sessionId)).thenCompose(sessionChildren -> {
+        return listing.children(sessionId, "its requests cannot be found (to show, close or expire it)")
+                .thenCompose(sessionChildren -> {
             // End markers ("~{uuid}_{seq}") name the tombstones: those need no read, and are deleted like the markers.
             Set<String> endedUuids = new HashSet<>();
             List<Request> markersAndTombstones = new ArrayList<>();

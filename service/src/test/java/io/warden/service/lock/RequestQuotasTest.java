@@ -9,7 +9,7 @@ import org.junit.jupiter.api.Test;
 
 /** The in-memory bookkeeping of {@link RequestQuotas}; the HTTP behaviour is in {@code http.RequestQuotaTest}. */
 class RequestQuotasTest {
-    private final RequestQuotas quotas = new RequestQuotas(null, new ManualClock(), 2);
+    private final RequestQuotas quotas = new RequestQuotas(null, null, new ManualClock(), 2);
 
     @Test
     void reservedPlacesCount_untilCommittedOrGivenBack() {
