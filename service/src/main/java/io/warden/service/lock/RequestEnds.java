@@ -7,6 +7,7 @@ import io.warden.service.queue.QueueListing;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.RequestRecord;
+import io.warden.service.zk.SessionListing;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.api.transaction.CuratorOp;
 import org.apache.zookeeper.KeeperException.Code;
@@ -39,6 +40,7 @@ import java.util.concurrent.CompletableFuture;
  */
 final class RequestEnds {
     private final Zk zk;
+    private final SessionListing sessionListing;
     private final NodeInfoCache nodes;
     private final Tombstones tombstones;
     private final GrantRules rules;
@@ -47,6 +49,7 @@ final class RequestEnds {
     private final Map<String, QueueEntry> made = Hints.bounded(Hints.PER_SESSION);
 
     RequestEnds(Zk zk, NodeInfoCache nodes, Tombstones tombstones, QueueListing queues, GrantRules rules) {
+        this.sessionListing = new SessionListing(zk, queues.limit());
         this.rules = rules;
         this.zk = zk;
         this.nodes = nodes;
@@ -417,7 +420,8 @@ final class RequestEnds {
 
     /** Reads which of the session's queue nodes on this lock has this token; null when none. */
     private CompletableFuture<QueueEntry> find(String sessionId, String lockPath, long token) {
-        CompletableFuture<List<String>> requests = zk.children(CellPaths.session(sessionId)).exceptionally(err -> {
+        CompletableFuture<List<String>> requests = sessionListing.children(sessionId,
+                "a hold made through another gateway cannot be found to release").exceptionally(err -> {
             if (Zk.code(err) == Code.NONODE) {
                 throw WardenException.sessionNotFound(sessionId);
             }
