@@ -25,9 +25,11 @@ import java.util.concurrent.CompletableFuture;
  * on.
  *
  * <p>Knowing the count costs an {@code exists} before the listing, unless {@link QueueSizes} (the watch mirror) knows the
- * lock has fewer than half of {@link #listable()} entries: then it is listed at once, as before. The margin: a lock would
- * have to grow by three times that (about 50,000 entries at the default 4 MiB limit) between the mirror's count and the
- * listing for the reply to exceed the limit.
+ * lock has fewer than half of {@link #listable()} entries: then it is listed at once, as before. The mirror does not
+ * claim to know while that many notifications wait for its thread (a burst of creates while it is behind), so its count
+ * is short by fewer than half of {@link #listable()} plus what ZooKeeper has not delivered yet; a lock would have to
+ * grow by more than that again (about 25,000 entries at the default 4 MiB limit) within that delivery for the reply to
+ * exceed the limit.
  *
  * <p>The first time a lock is found too large it is logged (WARN, with its name, its entries and the limit) and reported
  * in {@code warden_lock_too_large_entries{lock}}; once it is listed again, that is logged at INFO and the gauge goes.

@@ -202,6 +202,11 @@ final class LockFeed {
         }
     }
 
+    /** Notifications handed to the hub's thread and not yet taken: how far the mirror is behind. Any thread. */
+    int pending() {
+        return pending.get();
+    }
+
     int mostPending() {
         return mostPending.get();
     }

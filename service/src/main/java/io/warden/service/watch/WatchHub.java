@@ -204,7 +204,10 @@ public final class WatchHub implements WatchSource, AutoCloseable {
 
     /**
      * What the mirror knows of lock sizes, for the engine ({@link QueueListing#useSizes}): nothing while it is rebuilt or
-     * dropped; else the entries of every lock with at least {@link Mirror#reportFrom}, fewer for every other.
+     * dropped, nor while {@link Mirror#reportFrom} or more notifications wait for the hub's thread (a lock may have grown
+     * by that many since the mirror counted it: a burst of creates on a busy machine); else the entries of every lock
+     * with at least {@link Mirror#reportFrom}, fewer for every other. So a lock the mirror calls small has fewer than
+     * {@code 2 × reportFrom} entries plus what ZooKeeper has not yet delivered, within what the engine lists.
      */
     public QueueSizes queueSizes() {
         return sizes;
@@ -213,7 +216,7 @@ public final class WatchHub implements WatchSource, AutoCloseable {
     private final QueueSizes sizes = new QueueSizes() {
         @Override
         public boolean mayHave(String name, int entries) {
-            if (!exact || entries < mirror.reportFrom()) {
+            if (!exact || entries < mirror.reportFrom() || feed.pending() >= mirror.reportFrom()) {
                 return true;
             }
             return mirror.entriesIfLarge(name) >= entries;

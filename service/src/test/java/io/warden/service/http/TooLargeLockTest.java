@@ -132,6 +132,63 @@ class TooLargeLockTest {
         assertThat(doc.get("detail").asText()).contains(BIG).contains(FOREIGN + " entries").contains("zk-max-packet-bytes");
     }
 
+    /**
+     * The engine lists a lock without counting it first when the watch mirror knows it is small; a lock can outgrow that
+     * count while the mirror's thread is behind (a burst of foreign creates on a busy machine: the 30-minute soak's
+     * pile). Here a watch whose sink blocks holds the hub's thread while the lock goes from 2 entries to
+     * {@value #FOREIGN} + 2; a read of it must still be a 429, not a listing over the packet limit.
+     */
+    @Test
+    void aLockThatGrowsWhileTheWatchMirrorIsBehind_isCountedBeforeItIsListed() throws Exception {
+        String s = session(http, "early");
+        assertThat(http.postJson("/v1/acquire", "session_id", s, "name", BIG, "mode", "SHARED").json().get("status")
+                .asText()).isEqualTo("GRANTED");
+        long stallToken = http.postJson("/v1/acquire", "session_id", s, "name", "lag/stall").json().get("token").asLong();
+        await("the mirror to know " + BIG + " is small", () -> !gateway.watches().queueSizes().mayHave(BIG, 72));
+        java.util.concurrent.CountDownLatch stalled = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch resume = new java.util.concurrent.CountDownLatch(1);
+        io.warden.service.watch.WatchSink blocking = new io.warden.service.watch.WatchSink() {
+            @Override
+            public boolean events(io.warden.service.watch.EventBatch batch, int[] selected) {
+                stalled.countDown();
+                try {
+                    resume.await(60, java.util.concurrent.TimeUnit.SECONDS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                }
+                return true;
+            }
+
+            @Override
+            public boolean resync(io.warden.service.watch.Resync resync) {
+                return true;
+            }
+
+            @Override
+            public void heartbeat() {
+            }
+
+            @Override
+            public void close(String reason) {
+            }
+        };
+        gateway.watches().subscribe(io.warden.service.watch.WatchFilter.name(io.warden.service.api.LockName.parse("lag/stall")),
+                null, blocking);
+        double losses = connectionLosses(gateway);
+        try {
+            // An event of the watched name: the sink takes the hub's thread and keeps it.
+            assertThat(http.postJson("/v1/release", "session_id", s, "name", "lag/stall", "token", stallToken).status())
+                    .isEqualTo(200);
+            assertThat(stalled.await(20, java.util.concurrent.TimeUnit.SECONDS)).as("the hub's thread is held").isTrue();
+            pile(BIG, FOREIGN);
+            HttpTestClient.Reply r = http.get("/v1/locks/" + BIG);
+            assertThat(r.status()).as(r.toString()).isEqualTo(429);
+            assertThat(connectionLosses(gateway)).as("no SUSPENDED or LOST").isEqualTo(losses);
+        } finally {
+            resume.countDown();
+        }
+    }
+
     @Test
     void aLockMadeTooLargeByForeignNodes_costsTheGatewayNoConnection_andEveryReaderAnswers() throws Exception {
         String s = session(http, "bystander");
