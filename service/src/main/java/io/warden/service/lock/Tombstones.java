@@ -45,11 +45,12 @@ import java.util.concurrent.atomic.AtomicInteger;
  * <p><b>When to prune</b>: when the new marker's sequence number (it counts the session node's child creates) is in
  * the first two of every {@code 2 × PRUNE_EVERY} numbers, which any gateway ending the session's requests sees alike
  * (a request makes two children, so that is about every {@value #PRUNE_EVERY} ends); and when this gateway has ended
- * {@code 2 × PRUNE_EVERY} of the session's requests since it last pruned it, or its last prune failed (then at its
- * next end). The second rule is what bounds a session: the numbers step over the window when other children are made
- * between ends (concurrent requests, records of acquires that failed), and a session pruned by the window alone grew
- * past what a gateway can list. With it, a session keeps at most {@value #KEPT} tombstones, plus
- * {@code 2 × PRUNE_EVERY} for each gateway ending its requests, plus those whose prune is under way.
+ * {@value #PRUNE_EVERY} of the session's requests since it last pruned it (at one gateway the two rules fire at the
+ * same end), or its last prune failed (then at its next end). The second rule is what bounds a session: the numbers
+ * step over the window when other children are made between ends (concurrent requests, records of acquires that
+ * failed), and a session pruned by the window alone can grow past what a gateway can list. With it, a session keeps
+ * at most {@value #KEPT} tombstones, plus {@value #PRUNE_EVERY} for each gateway ending its requests, plus those whose
+ * prune is under way.
  *
  * <p><b>Bounds</b>: {@link #endsSincePrune} holds at most {@link Hints#PER_SESSION} sessions, the least recently
  * used evicted; an evicted session's count starts again (its prune comes up to {@value #PRUNE_EVERY} ends later).
@@ -131,11 +132,11 @@ final class Tombstones {
         long seq = sequence(markerPath.substring(markerPath.lastIndexOf('/') + 1));
         AtomicInteger ends = endsSincePrune.computeIfAbsent(sessionId, k -> new AtomicInteger());
         boolean window = seq >= 0 && seq % (2L * PRUNE_EVERY) < 2;
-        if (ends.incrementAndGet() >= 2 * PRUNE_EVERY || window) {
+        if (ends.incrementAndGet() >= PRUNE_EVERY || window) {
             ends.set(0);
             prune(sessionId).whenComplete((pruned, err) -> {
                 if (!Boolean.TRUE.equals(pruned)) {
-                    ends.accumulateAndGet(2 * PRUNE_EVERY, Math::max); // the next end tries again
+                    ends.accumulateAndGet(PRUNE_EVERY, Math::max); // the next end tries again
                 }
             });
         }

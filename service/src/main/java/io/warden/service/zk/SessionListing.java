@@ -10,8 +10,9 @@ import java.util.concurrent.CompletableFuture;
 
 /**
  * Lists a session node's children (its request records, tombstones and end markers) only when its
- * {@code Stat.numChildren} says the listing fits in half the gateway's packet limit ({@link PacketLimit#listable()}:
- * a record's name costs 40 bytes in a listing, a marker's 52, both under {@link PacketLimit#BYTES_PER_ENTRY}).
+ * {@code Stat.numChildren} says the listing fits in three quarters of the gateway's packet limit ({@link #maxChildren}:
+ * a record's name costs 40 bytes in a listing, a marker's {@value #BYTES_PER_CHILD}); the last quarter is the margin
+ * for children made between the count and the listing (a session's own concurrent requests).
  *
  * <p>A listing over the limit costs the gateway its ZooKeeper connection, and the next read of the same session after
  * the reconnection costs it again (an adopted session's expiry, a prune at every end), so the gateway never recovers on
@@ -25,12 +26,24 @@ import java.util.concurrent.CompletableFuture;
 public final class SessionListing {
     private static final Logger log = LoggerFactory.getLogger(SessionListing.class);
 
+    /** An end marker's name in a listing: a 4-byte length, {@code ~}, a 36-character uuid, {@code _}, 10 digits. */
+    static final int BYTES_PER_CHILD = 52;
+
     private final Zk zk;
     private final PacketLimit limit;
 
     public SessionListing(Zk zk, PacketLimit limit) {
         this.zk = zk;
         this.limit = limit;
+    }
+
+    /**
+     * The most children a session may have for this gateway to list it: 339 at a 24 KiB packet limit, 60,000 and more
+     * at the default 4 MiB. A session keeps far fewer (its live requests, at most {@code max-requests-per-session}, and
+     * about a hundred ended ones), so only children made by something else can pass it.
+     */
+    public int maxChildren() {
+        return (int) ((limit.bytes() - (long) PacketLimit.REPLY_OVERHEAD) * 3 / 4 / BYTES_PER_CHILD);
     }
 
     /**
@@ -44,14 +57,15 @@ public final class SessionListing {
             if (stat == null) {
                 return CompletableFuture.failedFuture(new KeeperException.NoNodeException(path));
             }
-            if (stat.getNumChildren() > limit.listable()) {
+            int max = maxChildren();
+            if (stat.getNumChildren() > max) {
                 log.warn("session {} has {} children (request records, tombstones, end markers), more than this gateway "
-                                + "lists in one ZooKeeper reply ({}: half its packet limit, zk-max-packet-bytes {}); it is not "
+                                + "lists in one ZooKeeper reply ({}: three quarters of its packet limit, zk-max-packet-bytes {}); it is not "
                                 + "listed (a reply over the limit would cost the gateway its ZooKeeper connection): {}",
-                        sessionId, stat.getNumChildren(), limit.listable(), limit.bytes(), what);
+                        sessionId, stat.getNumChildren(), max, limit.bytes(), what);
                 return CompletableFuture.failedFuture(WardenException.exhausted("session " + sessionId + " has "
                         + stat.getNumChildren() + " request records and end markers, more than this gateway reads at once ("
-                        + limit.listable() + "): " + what));
+                        + max + "): " + what));
             }
             return zk.children(path);
         });
