@@ -56,7 +56,10 @@ final class SessionRequests {
         this.listing = new SessionListing(zk, queues.limit());
     }
 
-    /** The session's requests; fails with NONODE (KeeperException) when the session record is gone. */
+    /**
+     * The session's requests; fails with NONODE (KeeperException) when the session record is gone, and with
+     * RESOURCE_EXHAUSTED when it has more children than this gateway lists ({@link SessionListing}).
+     */
     CompletableFuture<List<Request>> load(String sessionId) {
         return listing.children(sessionId, "its requests cannot be found (to show, close or expire it)")
                 .thenCompose(sessionChildren -> {
