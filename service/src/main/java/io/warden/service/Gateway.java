@@ -7,6 +7,7 @@ import io.warden.console.WardenConsole;
 import io.warden.service.api.Warden;
 import io.warden.service.auth.Authenticator;
 import io.warden.service.cell.CellGuard;
+import io.warden.service.config.BuildInfo;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.console.ConsoleBridge;
 import io.warden.service.http.HttpApi;
@@ -110,7 +111,7 @@ public final class Gateway implements AutoCloseable {
         this.ownedClock = ownedClock;
         this.gatewayId = config.gatewayId() != null ? config.gatewayId() : "gw-" + randomHex(6);
         PrometheusMeterRegistry registry = PrometheusNames.applyTo(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
-        this.metrics = new WardenMetrics(registry);
+        this.metrics = new WardenMetrics(registry, BuildInfo.version());
         this.processMetrics = new ProcessMetrics(registry);
         this.zkSecurity = io.warden.service.zk.ZkSecurity.of(config);
         this.client = CuratorFrameworkFactory.builder()

@@ -79,8 +79,9 @@ public final class WardenMetrics {
             2_500, 5_000, 10_000, 30_000, 60_000).map(Duration::ofMillis).toArray(Duration[]::new);
     private static final double[] QUEUE_DEPTH_BUCKETS = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 5_000, 10_000};
 
+    /** With {@code warden_build_info}'s version label "unknown": metrics of something that is not a gateway. */
     public WardenMetrics(MeterRegistry registry) {
-        this(registry, io.warden.service.config.BuildInfo.version());
+        this(registry, "unknown");
     }
 
     /** With {@code version} as {@code warden_build_info}'s label. */
