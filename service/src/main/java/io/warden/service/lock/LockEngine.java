@@ -119,7 +119,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
         this.tombstones = new Tombstones(zk, sessionListing);
         this.sessions = new SessionHints(zk, sessionListing, maxRequestsPerSession);
         this.quotas = new RequestQuotas(zk, sessionListing, clock, maxRequestsPerPrincipal);
-        this.ends = new RequestEnds(zk, nodes, tombstones, queues, rules);
+        this.ends = new RequestEnds(zk, nodes, tombstones, queues, sessionListing, rules);
         this.reader = new LockReader(zk, nodes, queues);
         this.held = new HeldCalls(zk, clock, metrics, rules, tokens, queues, reader, ends, sessions, quotas,
                 maxEntriesPerLock, maxWaitersPerLock);

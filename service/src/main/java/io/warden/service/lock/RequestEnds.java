@@ -48,8 +48,9 @@ final class RequestEnds {
     /** Requests made through this gateway, by (session, lock path, token): hints that save a release its reads. */
     private final Map<String, QueueEntry> made = Hints.bounded(Hints.PER_SESSION);
 
-    RequestEnds(Zk zk, NodeInfoCache nodes, Tombstones tombstones, QueueListing queues, GrantRules rules) {
-        this.sessionListing = new SessionListing(zk, queues.limit());
+    RequestEnds(Zk zk, NodeInfoCache nodes, Tombstones tombstones, QueueListing queues, SessionListing sessionListing,
+                GrantRules rules) {
+        this.sessionListing = sessionListing;
         this.rules = rules;
         this.zk = zk;
         this.nodes = nodes;
