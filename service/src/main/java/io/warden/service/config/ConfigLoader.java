@@ -355,15 +355,16 @@ public final class ConfigLoader {
     private static Object parse(Setting setting, Raw raw) {
         String text = raw.value().strip();
         try {
-            if (text.isEmpty()) {
+            if (text.isEmpty() && !setting.kind().allowsEmpty()) {
                 throw new IllegalArgumentException();
             }
             return setting.kind().parse(text);
         } catch (IllegalArgumentException e) {
             String shown = setting.kind() == Setting.Kind.SECRET ? "(value hidden, " + raw.value().strip().length()
                     + " characters)" : show(raw.value());
+            String reason = e instanceof Setting.BadValue ? e.getMessage() + "; " : "";
             throw new ConfigException(setting.key(), "invalid " + setting.key() + " " + shown
-                    + " (from " + raw.source() + "): expected " + setting.kind().allowed());
+                    + " (from " + raw.source() + "): " + reason + "expected " + setting.kind().allowed());
         }
     }
 
@@ -398,6 +399,7 @@ public final class ConfigLoader {
                     + listable + " entries: half the packet, 62 bytes an entry): expected zk-max-packet-bytes of at least "
                     + (2 * (1024L + 62L * c.maxEntriesPerLock())) + ", or a lower max-entries-per-lock");
         }
+        checkCells(c, sources);
         if ((c.tlsCert() == null) != (c.tlsKey() == null)) {
             Setting missing = c.tlsCert() == null ? Setting.TLS_CERT : Setting.TLS_KEY;
             Setting given = missing == Setting.TLS_CERT ? Setting.TLS_KEY : Setting.TLS_CERT;
@@ -418,6 +420,60 @@ public final class ConfigLoader {
             throw new ConfigException(Setting.METRICS_AUTH.key(), describe(Setting.METRICS_AUTH, c, sources)
                     + " needs auth-file: without principals there is nobody to let in");
         }
+    }
+
+    /**
+     * The cells and routes rules: every cell a route names is default or one of cells, and no two cells (the default
+     * one, zk under chroot, included) are on one ZooKeeper path, the same servers under the same chroot, where they
+     * would share their lock queues. Without zk the default cell is the embedded server, which no cell can name.
+     */
+    private static void checkCells(WardenConfig c, Map<Setting, String> sources) {
+        List<String> known = new ArrayList<>();
+        known.add(Setting.DEFAULT_CELL);
+        for (CellAddress cell : c.cells()) {
+            known.add(cell.name());
+        }
+        for (Map.Entry<String, String> route : c.routes().entrySet()) {
+            if (!known.contains(route.getValue())) {
+                throw new ConfigException(Setting.ROUTES.key(), describe(Setting.ROUTES, c, sources)
+                        + " sends namespace " + route.getKey() + " to cell " + route.getValue() + ", which is no cell: "
+                        + "expected one of " + String.join(", ", known) + " (cells from " + sources.get(Setting.CELLS)
+                        + ")");
+            }
+        }
+        // Each cell's path: the set of its servers and its chroot, or --chroot's when it has none.
+        Map<List<Object>, String> paths = new java.util.HashMap<>();
+        if (c.zkConnect() != null) {
+            paths.put(List.of(servers(c.zkConnect()), c.chroot()), Setting.DEFAULT_CELL);
+        }
+        for (CellAddress cell : c.cells()) {
+            String chroot = cell.chroot() != null ? cell.chroot() : c.chroot();
+            String other = paths.putIfAbsent(List.of(servers(cell.zkConnect()), chroot), cell.name());
+            if (other == null) {
+                continue;
+            }
+            String shared = other.equals(Setting.DEFAULT_CELL)
+                    ? "the default cell's: " + describe(Setting.ZK, c, sources) + " under "
+                            + describe(Setting.CHROOT, c, sources)
+                    : "cell " + other + "'s: " + String.join(",", servers(cell.zkConnect())) + " under " + chroot
+                            + (cell.chroot() == null ? " (chroot from " + sources.get(Setting.CHROOT) + ")" : "");
+            throw new ConfigException(Setting.CELLS.key(), describe(Setting.CELLS, c, sources) + " puts cell "
+                    + cell.name() + " on the same ZooKeeper path as " + shared + "; two cells on one ZooKeeper path "
+                    + "would share their lock queues: expected another chroot or another ensemble for cell "
+                    + cell.name());
+        }
+    }
+
+    /** A connect string's servers as host:port, sorted, ZooKeeper's 2181 when no port is given, hosts in lower case. */
+    private static Set<String> servers(String connect) {
+        Set<String> out = new TreeSet<>();
+        for (String server : connect.split(",")) {
+            String s = server.strip().toLowerCase(Locale.ROOT);
+            int colon = s.lastIndexOf(':');
+            boolean port = colon > s.lastIndexOf(']'); // an [ipv6] address has colons of its own
+            out.add(port ? s.substring(0, colon) + ":" + Integer.parseInt(s.substring(colon + 1)) : s + ":2181");
+        }
+        return out;
     }
 
     /** The zk-tls-*, zk-sasl-* and zk-acl rules; the stores and the password file are read here, once. */

@@ -180,12 +180,35 @@ enum Setting {
             "what the watch mirror (a copy of every lock queue, for GET /v1/watch, the console and the cell metrics) may "
                     + "take of the heap, estimated, in bytes; past it the mirror is dropped and watches wait until the "
                     + "cell fits again. 0 = half the heap (-Xmx)",
-            WardenConfig::watchMirrorBytes, (b, v) -> b.watchMirrorBytes((Long) v));
+            WardenConfig::watchMirrorBytes, (b, v) -> b.watchMirrorBytes((Long) v)),
+    CELLS("cells", Kind.CELLS,
+            "cells besides the default one (the ensemble of --zk): NAME=HOST:PORT,...[/CHROOT] separated by ';'; a cell "
+                    + "without a chroot uses --chroot. Namespaces go to the default cell unless routes names another. "
+                    + "Every gateway of a deployment needs the same cells and routes",
+            WardenConfig::cells, (b, v) -> b.cells(castCells(v))),
+    ROUTES("routes", Kind.ROUTES,
+            "which cell serves each namespace, NAMESPACE=CELL,...; a namespace not listed is served by the default cell",
+            WardenConfig::routes, (b, v) -> b.routes(castRoutes(v)));
 
     @SuppressWarnings("unchecked")
     private static java.util.List<String> castList(Object v) {
         return (java.util.List<String>) v;
     }
+
+    @SuppressWarnings("unchecked")
+    private static java.util.List<CellAddress> castCells(Object v) {
+        return (java.util.List<CellAddress>) v;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static java.util.Map<String, String> castRoutes(Object v) {
+        return (java.util.Map<String, String>) v;
+    }
+
+    /** The most cells besides the default one. */
+    static final int MAX_CELLS = 16;
+    /** The name of the default cell (the ensemble of --zk), in routes; no cell of cells may take it. */
+    static final String DEFAULT_CELL = "default";
 
     /** Longest duration setting, one day: longer than any sensible timeout, far from overflowing anything. */
     static final long MAX_DURATION_MS = 86_400_000L;
@@ -255,7 +278,8 @@ enum Setting {
                     : this == ALLOWED_ORIGINS ? "(unset: the gateway's own origin only)"
                     : "(unset: generated)";
         }
-        return kind.render(value);
+        String text = kind.render(value);
+        return text.isEmpty() ? "(none)" : text; // cells and routes
     }
 
     static Setting byKey(String key) {
@@ -268,9 +292,21 @@ enum Setting {
     }
 
     /**
+     * A value that is not allowed, saying what is wrong with it (a cell named twice, a namespace routed twice) where
+     * {@link Kind#allowed()} alone would leave the reader to find it; the caller puts the reason before what is allowed.
+     */
+    static final class BadValue extends IllegalArgumentException {
+        private static final long serialVersionUID = 1L;
+
+        BadValue(String reason) {
+            super(reason);
+        }
+    }
+
+    /**
      * How a value of a setting is written and what it may be. {@link #parse} throws
-     * {@link IllegalArgumentException} when the text is not allowed; the caller turns that into one
-     * {@link ConfigException} line with {@link #allowed()}.
+     * {@link IllegalArgumentException} when the text is not allowed (a {@link BadValue} says why); the caller turns
+     * that into one {@link ConfigException} line with {@link #allowed()}.
      */
     enum Kind {
         HOST("HOST", "a host name or IP address") {
@@ -489,6 +525,133 @@ enum Setting {
                 return String.join(",", castList(value));
             }
         },
+        /**
+         * The cells besides the default one, {@code NAME=HOST:PORT[,HOST:PORT...][/CHROOT]} separated by ';': each
+         * connect string as zk's, each chroot as chroot's (none: the cell's chroot is null, meaning --chroot's).
+         * Empty text is no cells.
+         */
+        CELLS("NAME=HOST:PORT,.../CHROOT;...", "NAME=HOST:PORT[,HOST:PORT...][/CHROOT] separated by ';', at most "
+                + Setting.MAX_CELLS + " cells: NAME matching [a-z][a-z0-9-]{0,31}, not default, each once; the "
+                + "connect string as for zk, the chroot (optional, else --chroot's) as for chroot") {
+            @Override
+            Object parse(String text) {
+                if (text.isEmpty()) {
+                    return java.util.List.of();
+                }
+                String[] items = text.split(";", -1);
+                if (items.length > Setting.MAX_CELLS) {
+                    throw new BadValue(items.length + " cells, more than " + Setting.MAX_CELLS);
+                }
+                java.util.List<CellAddress> out = new java.util.ArrayList<>();
+                java.util.Set<String> names = new java.util.HashSet<>();
+                for (String item : items) {
+                    String cell = item.strip();
+                    int eq = cell.indexOf('=');
+                    if (eq < 0) {
+                        throw new BadValue(cell.isEmpty() ? "an empty cell (a ';' too many)"
+                                : ConfigLoader.show(cell) + " does not start with NAME=");
+                    }
+                    String name = cell.substring(0, eq).strip();
+                    String address = cell.substring(eq + 1).strip();
+                    if (!CELL_NAME_PATTERN.matcher(name).matches()) {
+                        throw new BadValue("cell name " + ConfigLoader.show(name)
+                                + " does not match [a-z][a-z0-9-]{0,31}");
+                    }
+                    if (name.equals(Setting.DEFAULT_CELL)) {
+                        throw new BadValue("cell name default is taken by the default cell (the ensemble of zk)");
+                    }
+                    if (!names.add(name)) {
+                        throw new BadValue("cell " + name + " is given twice");
+                    }
+                    // A connect string has no '/' (zk's check refuses one), so the first '/' starts the chroot.
+                    int slash = address.indexOf('/');
+                    String connect = slash < 0 ? address : address.substring(0, slash).strip();
+                    String chroot = slash < 0 ? null : address.substring(slash);
+                    try {
+                        ZK_CONNECT.parse(connect);
+                    } catch (IllegalArgumentException e) {
+                        throw new BadValue("cell " + name + " has connect string " + ConfigLoader.show(connect)
+                                + ", not host:port[,host:port...]");
+                    }
+                    if (chroot != null) {
+                        try {
+                            CHROOT.parse(chroot);
+                        } catch (IllegalArgumentException e) {
+                            throw new BadValue("cell " + name + " has chroot " + ConfigLoader.show(chroot) + ", not "
+                                    + CHROOT.allowed());
+                        }
+                    }
+                    // kept without the spaces allowed around its servers, so that it renders as it is written
+                    String servers = String.join(",", java.util.Arrays.stream(connect.split(",")).map(String::strip)
+                            .toList());
+                    out.add(new CellAddress(name, servers, chroot));
+                }
+                return java.util.List.copyOf(out);
+            }
+
+            @Override
+            String render(Object value) {
+                java.util.StringJoiner out = new java.util.StringJoiner(";");
+                for (CellAddress cell : castCells(value)) {
+                    out.add(cell.name() + "=" + cell.zkConnect() + (cell.chroot() == null ? "" : cell.chroot()));
+                }
+                return out.toString();
+            }
+
+            @Override
+            boolean allowsEmpty() {
+                return true;
+            }
+        },
+        /**
+         * Which cell serves each namespace, {@code NAMESPACE=CELL,...}, as an unmodifiable map sorted by namespace.
+         * Whether each cell is one of cells is checked with the other settings ({@link ConfigLoader}). Empty text is
+         * no routes.
+         */
+        ROUTES("NAMESPACE=CELL,...", "a comma list of NAMESPACE=CELL: NAMESPACE matching [a-z][a-z0-9-]{0,62}, each "
+                + "once; CELL default or a name of cells") {
+            @Override
+            Object parse(String text) {
+                if (text.isEmpty()) {
+                    return java.util.Map.of();
+                }
+                java.util.SortedMap<String, String> out = new java.util.TreeMap<>();
+                for (String item : text.split(",", -1)) {
+                    String route = item.strip();
+                    int eq = route.indexOf('=');
+                    if (eq < 0) {
+                        throw new BadValue(route.isEmpty() ? "an empty route (a ',' too many)"
+                                : "route " + ConfigLoader.show(route) + " is not NAMESPACE=CELL");
+                    }
+                    String namespace = route.substring(0, eq).strip();
+                    String cell = route.substring(eq + 1).strip();
+                    if (!NAMESPACE_PATTERN.matcher(namespace).matches()) {
+                        throw new BadValue("namespace " + ConfigLoader.show(namespace)
+                                + " does not match [a-z][a-z0-9-]{0,62}");
+                    }
+                    if (!cell.equals(Setting.DEFAULT_CELL) && !CELL_NAME_PATTERN.matcher(cell).matches()) {
+                        throw new BadValue("namespace " + namespace + " goes to " + ConfigLoader.show(cell)
+                                + ", not default or a cell name matching [a-z][a-z0-9-]{0,31}");
+                    }
+                    if (out.putIfAbsent(namespace, cell) != null) {
+                        throw new BadValue("namespace " + namespace + " is routed twice");
+                    }
+                }
+                return java.util.Collections.unmodifiableMap(out);
+            }
+
+            @Override
+            String render(Object value) {
+                java.util.StringJoiner out = new java.util.StringJoiner(",");
+                castRoutes(value).forEach((namespace, cell) -> out.add(namespace + "=" + cell));
+                return out.toString();
+            }
+
+            @Override
+            boolean allowsEmpty() {
+                return true;
+            }
+        },
         /** A credential: never shown, neither in messages nor in the settings' listing. */
         SECRET("TOKEN", "16-256 printable ASCII characters without spaces") {
             @Override
@@ -508,6 +671,7 @@ enum Setting {
                 Pattern.compile("https?://([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+])(:[0-9]{1,5})?");
         private static final Pattern CHROOT_PATTERN = Pattern.compile("(/[A-Za-z0-9._:-]+)+");
         private static final Pattern NAMESPACE_PATTERN = Pattern.compile("[a-z][a-z0-9-]{0,62}");
+        private static final Pattern CELL_NAME_PATTERN = Pattern.compile("[a-z][a-z0-9-]{0,31}");
         private static final Pattern SECRET_PATTERN = Pattern.compile("[!-~]{16,256}");
         private static final Pattern GATEWAY_ID_PATTERN = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
         private static final Pattern NUMBER_PATTERN = Pattern.compile("-?[0-9]{1,18}");
@@ -526,6 +690,11 @@ enum Setting {
 
         String render(Object value) {
             return String.valueOf(value);
+        }
+
+        /** Whether empty text is a value (no cells, no routes); for other kinds it is refused. */
+        boolean allowsEmpty() {
+            return false;
         }
 
         /** What a value looks like, for the usage text ({@code --http-port PORT}). */

@@ -66,6 +66,10 @@ import java.time.Duration;
  * @param zkMaxPacketBytes      the largest ZooKeeper reply the gateway's client accepts (its {@code jute.maxbuffer}); a
  *                              lock whose listing would take more than half of it is not listed
  * @param watchMirrorBytes      what the watch mirror may take of the heap, estimated, in bytes; 0 = half the heap
+ * @param cells                 the cells besides the default one (the ensemble of zkConnect under chroot), each with its
+ *                              own ensemble and chroot (a null chroot: this chroot); empty for none
+ * @param routes                which cell serves each namespace (namespace to cell name, {@code default} for the default
+ *                              cell), sorted by namespace; a namespace not in it is served by the default cell
  */
 public record WardenConfig(
         String httpHost,
@@ -113,7 +117,9 @@ public record WardenConfig(
         Path zkSaslPasswordFile,
         String zkAcl,
         int zkMaxPacketBytes,
-        long watchMirrorBytes) {
+        long watchMirrorBytes,
+        java.util.List<CellAddress> cells,
+        java.util.Map<String, String> routes) {
 
     /** As a record prints itself, but never with the admin token. */
     @Override
@@ -136,7 +142,8 @@ public record WardenConfig(
                 + ", zkTlsTruststorePasswordFile=" + zkTlsTruststorePasswordFile + ", zkTlsKeystore=" + zkTlsKeystore
                 + ", zkTlsKeystorePasswordFile=" + zkTlsKeystorePasswordFile + ", zkTlsHostnameVerification="
                 + zkTlsHostnameVerification + ", zkSaslUser=" + zkSaslUser + ", zkSaslPasswordFile=" + zkSaslPasswordFile
-                + ", zkAcl=" + zkAcl + ", zkMaxPacketBytes=" + zkMaxPacketBytes + ", watchMirrorBytes=" + watchMirrorBytes + "]";
+                + ", zkAcl=" + zkAcl + ", zkMaxPacketBytes=" + zkMaxPacketBytes + ", watchMirrorBytes=" + watchMirrorBytes
+                + ", cells=" + cells + ", routes=" + routes + "]";
     }
 
     /**
@@ -213,7 +220,9 @@ public record WardenConfig(
                 null,
                 "auto",
                 DEFAULT_ZK_MAX_PACKET_BYTES,
-                0L);
+                0L,
+                java.util.List.of(),
+                java.util.Map.of());
     }
 
     public WardenConfig withZkConnect(String value) {
@@ -310,6 +319,8 @@ public record WardenConfig(
         private String zkAcl;
         private int zkMaxPacketBytes;
         private long watchMirrorBytes;
+        private java.util.List<CellAddress> cells;
+        private java.util.Map<String, String> routes;
 
         private Builder(WardenConfig c) {
             httpHost = c.httpHost;
@@ -358,6 +369,8 @@ public record WardenConfig(
             zkAcl = c.zkAcl;
             zkMaxPacketBytes = c.zkMaxPacketBytes;
             watchMirrorBytes = c.watchMirrorBytes;
+            cells = c.cells;
+            routes = c.routes;
         }
 
         public Builder httpHost(String v) { httpHost = v; return this; }
@@ -406,6 +419,8 @@ public record WardenConfig(
         public Builder zkAcl(String v) { zkAcl = v; return this; }
         public Builder zkMaxPacketBytes(int v) { zkMaxPacketBytes = v; return this; }
         public Builder watchMirrorBytes(long v) { watchMirrorBytes = v; return this; }
+        public Builder cells(java.util.List<CellAddress> v) { cells = v; return this; }
+        public Builder routes(java.util.Map<String, String> v) { routes = v; return this; }
 
         public WardenConfig build() {
             return new WardenConfig(httpHost, httpPort, zkConnect, chroot, dataDir, embeddedZkPort, zkSessionTimeout,
@@ -415,7 +430,7 @@ public record WardenConfig(
                     maxRequestsPerPrincipal, tlsCert, tlsKey, tlsClientCa, tlsClientPrincipal, allowedHosts, allowedOrigins,
                     maxConnectionsPerIp, httpThreads, bodyReadTimeout, zkTlsTruststore, zkTlsTruststorePasswordFile, zkTlsKeystore,
                     zkTlsKeystorePasswordFile, zkTlsHostnameVerification, zkSaslUser, zkSaslPasswordFile, zkAcl, zkMaxPacketBytes,
-                    watchMirrorBytes);
+                    watchMirrorBytes, cells, routes);
         }
     }
 }

@@ -101,7 +101,8 @@ class ConfigLoaderTest {
                 "gw-a.1", "gw-a.example.net", "s3cret-admin-token-0123", 8L << 20, 250, null, false, 10_000, 100_000, null, null, null, "cn",
                 java.util.List.of("warden.example.com", "*.cell.example.net", "10.0.0.7"),
                 java.util.List.of("https://ops.example.com:8443"), 64, 48, Duration.ofMillis(4000),
-                null, null, null, null, true, null, null, "auto", 2 << 20, 16L << 20));
+                null, null, null, null, true, null, null, "auto", 2 << 20, 16L << 20, java.util.List.of(),
+                java.util.Map.of()));
     }
 
     @Test
