@@ -43,6 +43,10 @@ import java.util.regex.Pattern;
  * Heartbeats never touch ZooKeeper. A keepalive at a gateway that does not track the session takes it over with a
  * compare-and-set of the record's owner ({@link Owner}: gateway id and incarnation) and TTL + B.
  *
+ * <p>One manager serves one cell (ZooKeeper ensemble). A session opened in its home cell may also live in other cells:
+ * its home record lists them ({@link #addCell}, {@link #cellsOf}), and each of them holds a record of its own made by
+ * {@link #join}, tracked, kept alive and expired there by that cell's manager on the same TTL.
+ *
  * <p>Concurrency: no state of its own beyond final references; see each mechanism's note. Continuations run on
  * ZooKeeper's event thread, the clock's thread or the caller's, and never block.
  */
@@ -53,6 +57,8 @@ public final class SessionManager {
     private static final int MAX_ATTEMPTS = 20;
     /** Looks at a session again at most this often in one keepalive before answering 503. */
     private static final int MAX_KEEPALIVE_ATTEMPTS = 5;
+    /** How many times {@link #addCell} reads the record again after it changed under the write, before answering 503. */
+    private static final int MAX_ADD_CELL_ATTEMPTS = 5;
 
     private final Zk zk;
     private final Clock clock;
@@ -244,6 +250,196 @@ public final class SessionManager {
             }
             metrics.keepalive("ok");
             return CompletableFuture.completedFuture(ack.ttlMs());
+        }).thenCompose(f -> f);
+    }
+
+    // ------------------------------------------------------------------ cells
+
+    /**
+     * The other cells the session has records in, as the record this gateway tracks it by lists them (from memory: no
+     * ZooKeeper request), or null when this gateway does not track the session. A change of the list written by another
+     * gateway is seen here once this gateway's record watch has re-read the record (a keepalive acknowledged here
+     * re-reads it first when that watch has fired). Any thread.
+     */
+    public List<String> cellsOf(String sessionId) {
+        TrackedSession t = tracker.get(sessionId);
+        if (t == null || t.gone) {
+            return null;
+        }
+        return t.cells;
+    }
+
+    /**
+     * The session's record, read from ZooKeeper (whoever tracks the session). SESSION_NOT_FOUND when there is none,
+     * after a sync (this gateway's server may lag the one the session was opened or joined through).
+     */
+    public CompletableFuture<SessionRecord> record(String sessionId) {
+        try {
+            validateSessionId(sessionId);
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return readRecord(sessionId, false).thenApply(VersionedRecord::record);
+    }
+
+    /** A session record and the version it was read at. */
+    private record VersionedRecord(SessionRecord record, int version) {
+    }
+
+    /**
+     * Reads the record; NONODE is SESSION_NOT_FOUND only after a sync and a second read ({@code synced}: that sync came
+     * before this read). Other ZooKeeper failures are translated.
+     */
+    private CompletableFuture<VersionedRecord> readRecord(String sessionId, boolean synced) {
+        String path = CellPaths.session(sessionId);
+        return zk.data(path).handle((ds, err) -> {
+            if (err == null) {
+                SessionRecord rec = Json.readOrNull(ds.data(), SessionRecord.class);
+                if (rec == null) {
+                    throw WardenException.sessionNotFound(sessionId);
+                }
+                return CompletableFuture.completedFuture(new VersionedRecord(rec, ds.stat().getVersion()));
+            }
+            if (Zk.code(err) == Code.NONODE && !synced) {
+                return zk.sync(path).thenCompose(v -> readRecord(sessionId, true));
+            }
+            if (Zk.code(err) == Code.NONODE) {
+                throw WardenException.sessionNotFound(sessionId);
+            }
+            throw Zk.translate(err);
+        }).thenCompose(f -> f);
+    }
+
+    /**
+     * Records in the session's record (in its home cell: this manager's) that the session also lives in {@code cell}:
+     * a read, then a compare-and-set at the version read, of the record with {@code cell} added to its
+     * {@link SessionRecord#cells}; nothing is written when it lists {@code cell} already (so a call sent again after a
+     * lost reply finds it done). A record that changed between the read and the write is read again, a few
+     * times, then UNAVAILABLE; SESSION_NOT_FOUND when the session is gone.
+     *
+     * <p>The write leaves the record's owner as it was; it only moves the record's version. When this gateway tracks
+     * the session (the record read named it), its tracking takes the new version and cells at once, so that its expiry
+     * deletes at the version now current. When another gateway tracks it, that gateway's record watch fires and its
+     * re-read takes the new version and cells ({@link Tracker#arm}); an expiry of its that meets the new version first
+     * fails with BADVERSION, reads the record, finds it still that gateway's and tries again at the new version
+     * ({@link SessionExpiry}). The session expires on time either way.
+     *
+     * <p>Continuations run on ZooKeeper's event thread; nothing blocks.
+     */
+    public CompletableFuture<Void> addCell(String sessionId, String cell) {
+        try {
+            validateSessionId(sessionId);
+            if (cell == null || cell.isEmpty()) {
+                throw WardenException.invalid("cell", "must name a cell");
+            }
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        return addCell(sessionId, cell, 0);
+    }
+
+    private CompletableFuture<Void> addCell(String sessionId, String cell, int attempt) {
+        if (attempt >= MAX_ADD_CELL_ATTEMPTS) {
+            return CompletableFuture.failedFuture(WardenException.unavailable("session " + sessionId
+                    + " kept changing while cell " + cell + " was added to its record; try again", null));
+        }
+        String path = CellPaths.session(sessionId);
+        return readRecord(sessionId, false).thenCompose(read -> {
+            SessionRecord rec = read.record();
+            if (rec.cells().contains(cell)) {
+                if (owner.owns(rec)) {
+                    tracker.sawOwnRecord(sessionId, rec, read.version()); // in case its watch has not re-read it yet
+                }
+                return CompletableFuture.<Void>completedFuture(null);
+            }
+            SessionRecord written = rec.withCell(cell);
+            return zk.setData(path, Json.write(written), read.version()).thenAccept(stat -> {
+                // The write succeeded at the version read, so the record was rec until then: when rec names this
+                // gateway run, no takeover came between, and the new version is this gateway's to expire at.
+                if (owner.owns(rec)) {
+                    tracker.sawOwnRecord(sessionId, written, stat.getVersion());
+                }
+                log.info("session {} of client {} now also lives in cell {} (its cells: {})", sessionId,
+                        rec.clientId(), cell, written.cells());
+            });
+        }).handle((v, err) -> {
+            if (err == null) {
+                return CompletableFuture.<Void>completedFuture(null);
+            }
+            Code code = Zk.code(err);
+            if (code == Code.BADVERSION) {
+                // Changed since the read (a takeover, a TTL change, another cell added), or our own write applied
+                // with its reply lost and sent again by Curator: read again, which finds the cell listed then.
+                return addCell(sessionId, cell, attempt + 1);
+            }
+            if (code == Code.NONODE) {
+                throw WardenException.sessionNotFound(sessionId); // closed or expired between the read and the write
+            }
+            throw Zk.translate(err);
+        }).thenCompose(f -> f);
+    }
+
+    /**
+     * Makes the session, opened in its home cell ({@code home}: its record there), live in this cell too: creates its
+     * record here with the same client id, TTL, lock-delay, principal and address, no cells, owned by this gateway run,
+     * and tracks it as {@link #open} does (a fresh TTL, no + B: no gateway can have acknowledged a keepalive for it in
+     * this cell before), counted against the same quotas. Returns the TTL. The TTL is the home record's as it is, not
+     * clamped to this cell's range: the session's records in all its cells have one TTL.
+     *
+     * <p>When the record exists already (the session joined this cell through another gateway, or this create was
+     * applied and its reply lost), or this gateway tracks the session already, this is a {@link #keepalive} (which
+     * takes the session over when this gateway does not track it). The caller, not this manager, records the cell in
+     * the home record ({@link #addCell} on the home cell's manager), and before it: a session whose home record does not
+     * list this cell would not be kept alive here.
+     *
+     * <p>Continuations run on ZooKeeper's event thread; nothing blocks.
+     */
+    public CompletableFuture<Long> join(String sessionId, SessionRecord home) {
+        try {
+            validateSessionId(sessionId);
+            if (home == null) {
+                throw WardenException.invalid("session", "the home record of session " + sessionId + " is missing");
+            }
+            if (home.ttlMs() <= 0) {
+                throw WardenException.invalid("ttl_ms", "must be positive, got " + home.ttlMs());
+            }
+            if (home.lockDelayMs() < 0 || home.lockDelayMs() > MAX_LOCK_DELAY_MS) {
+                throw WardenException.invalid("lock_delay_ms", "must be between 0 and " + MAX_LOCK_DELAY_MS + ", got "
+                        + home.lockDelayMs());
+            }
+            zk.failFast();
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        TrackedSession tracked = tracker.get(sessionId);
+        if (tracked != null && !tracked.gone) {
+            return keepalive(sessionId, null, 0);
+        }
+        String quotaOwner = SessionQuotas.owner(home);
+        try {
+            tracker.quotas().reserve(quotaOwner); // given back below if the record is not made here
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        SessionRecord record = new SessionRecord(home.clientId(), home.ttlMs(), home.lockDelayMs(), owner.gatewayId(),
+                owner.incarnation(), home.principal(), home.address());
+        String path = CellPaths.session(sessionId);
+        return zk.create(path, Json.write(record), CreateMode.PERSISTENT, false).handle((created, err) -> {
+            if (err == null) {
+                // Created at version 0; a write by anyone since is heard by the record watch that track() arms.
+                tracker.track(sessionId, record, 0, 0, true);
+                listener.sessionOpened(sessionId, record.clientId(), record.principal(), quotaOwner);
+                log.info("session {} of client {} joined this cell (ttl {} ms, lock-delay {} ms)", sessionId,
+                        record.clientId(), record.ttlMs(), record.lockDelayMs());
+                return CompletableFuture.completedFuture(record.ttlMs());
+            }
+            tracker.quotas().release(quotaOwner);
+            if (Zk.code(err) == Code.NODEEXISTS) {
+                return keepalive(sessionId, null, 0);
+            }
+            throw Zk.translate(err);
         }).thenCompose(f -> f);
     }
 

@@ -3,6 +3,7 @@ package io.warden.service.session;
 import io.warden.service.time.Clock;
 import org.apache.zookeeper.Watcher;
 
+import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 
@@ -13,8 +14,8 @@ import java.util.function.Function;
  * LIVE again when it fails, or gone. A keepalive is acknowledged only in LIVE, and an expiry starts only from LIVE
  * with the deadline passed, each under this object's monitor: acknowledging and expiring exclude each other.
  *
- * <p>Concurrency: every mutable field is guarded by {@code this}; the final ones are set at construction. Nothing that
- * holds the monitor does I/O or waits.
+ * <p>Concurrency: every mutable field is guarded by {@code this} (the volatile ones are written under it and read
+ * anywhere without it); the final ones are set at construction. Nothing that holds the monitor does I/O or waits.
  */
 final class TrackedSession {
     final String id;
@@ -33,6 +34,13 @@ final class TrackedSession {
     long deadline;
     /** The newest version of the record this gateway has seen; the expiry's multi deletes at this version. */
     int version = -1;
+    /**
+     * The other cells the session has records in ({@link io.warden.service.zk.SessionRecord#cells}), as of the newest
+     * version of the record seen here ({@link #version}): where a keepalive of this session also goes. An immutable
+     * list; empty for a session opened here, or one whose record was made by joining this cell. Written under the
+     * monitor, read without it.
+     */
+    volatile List<String> cells = List.of();
     /**
      * The ZooKeeper session in which the record's watch is set, or 0 when it is not (it fired, or setting it failed).
      * Only while this equals the client's current ZooKeeper session would a takeover elsewhere have been heard.

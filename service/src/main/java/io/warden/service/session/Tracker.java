@@ -33,7 +33,10 @@ import java.util.concurrent.ConcurrentHashMap;
  * </ol>
  * The record watch tells this gateway of a takeover, a close or an expiry elsewhere. It is re-armed after every
  * notification and every failure (retried every 500 ms until it works), and after a ZooKeeper session loss every
- * tracked record is read again; until then the session is not vouched for.
+ * tracked record is read again; until then the session is not vouched for. A change that leaves the record this
+ * gateway's (another gateway added a cell to it) is taken in by that re-read: its version, for the expiry, and its
+ * cells; an expiry that meets the new version before the re-read does reads it itself ({@link SessionExpiry}:
+ * BADVERSION with the record still ours).
  *
  * <p>Concurrency: {@link #tracked} is a concurrent map (bounded by {@code max-sessions-per-gateway}, enforced by the
  * callers that add to it); each {@link TrackedSession} guards its own state. Work runs on ZooKeeper's event thread, the
@@ -110,8 +113,8 @@ final class Tracker {
 
     /**
      * Tracks the session (or refreshes its tracking) with a deadline of TTL + {@code extraNanos} from now, at least, and
-     * arms its record watch. {@code extraNanos} is B for a takeover or an adoption (see {@link Vouching}), 0 for a
-     * session opened here.
+     * arms its record watch; the tracking takes the record's version and the other cells it lists. {@code extraNanos}
+     * is B for a takeover or an adoption (see {@link Vouching}), 0 for a session opened here.
      */
     TrackedSession track(String id, SessionRecord rec, int version, long extraNanos) {
         return track(id, rec, version, extraNanos, false);
@@ -145,12 +148,43 @@ final class Tracker {
         long now = clock.read();
         synchronized (t) {
             t.ttlMs = rec.ttlMs();
-            t.version = Math.max(t.version, version);
+            seen(t, rec, version);
             t.deadline = Math.max(t.deadline, now + ttlNanos(rec.ttlMs()) + extraNanos);
             checkBy(t, t.deadline, now);
         }
         arm(t);
         return t;
+    }
+
+    /**
+     * This gateway saw {@code rec}, a record that names this gateway run, at {@code version}: the newest version is
+     * kept (the expiry deletes at it), and the cells {@code rec} lists when it is at least as new as any seen before
+     * (never an older record's). Under {@code t}'s monitor.
+     */
+    private static void seen(TrackedSession t, SessionRecord rec, int version) {
+        if (version >= t.version) {
+            t.cells = rec.cells();
+        }
+        t.version = Math.max(t.version, version);
+    }
+
+    /**
+     * This gateway read {@code rec} at {@code version}, or wrote it, making {@code version}, over a version it had read
+     * that named this gateway run (so no takeover came between: the write would have failed); {@code rec} names this
+     * gateway run. The session's tracking here, if any, takes the version and cells as {@link #arm}'s re-read would,
+     * so that its expiry deletes at the version now current and its keepalives go to the cells the record lists.
+     * Nothing when the session is not tracked here. Any thread; no I/O.
+     */
+    void sawOwnRecord(String id, SessionRecord rec, int version) {
+        TrackedSession t = tracked.get(id);
+        if (t == null) {
+            return;
+        }
+        synchronized (t) {
+            if (!t.gone) {
+                seen(t, rec, version);
+            }
+        }
     }
 
     void untrack(TrackedSession t, boolean ended) {
@@ -227,7 +261,9 @@ final class Tracker {
             }
             boolean sameZkSession = zkSession != 0 && zk.sessionId() == zkSession;
             synchronized (t) {
-                t.version = Math.max(t.version, ds.stat().getVersion());
+                // A version written elsewhere (another gateway added a cell to the record) is the one to expire at,
+                // and the cells it lists are where this session's keepalives must go from now on.
+                seen(t, rec, ds.stat().getVersion());
                 if (sameZkSession) {
                     t.armedIn = zkSession;
                 }
@@ -361,7 +397,7 @@ final class Tracker {
                     expiring = t.expiring;
                     if (expiring == null) {
                         t.ttlMs = ttl;
-                        t.version = Math.max(t.version, stat.getVersion());
+                        seen(t, rec, stat.getVersion()); // rec's cells: withTtl kept them
                         if (now - sent > vouching.boundNanos()) {
                             return CompletableFuture.completedFuture(Ack.RETRY); // written, but too long ago to vouch
                         }
