@@ -8,37 +8,21 @@ import io.warden.service.api.Warden;
 import io.warden.service.auth.Authenticator;
 import io.warden.service.cell.CellGuard;
 import io.warden.service.config.BuildInfo;
+import io.warden.service.config.CellAddress;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.console.ConsoleBridge;
 import io.warden.service.http.HttpApi;
 import io.warden.service.lock.Revocations;
-import io.warden.service.lock.LockEngine;
-import io.warden.service.lock.LockLister;
+import io.warden.service.metrics.CellMeters;
 import io.warden.service.metrics.PrometheusNames;
 import io.warden.service.metrics.ProcessMetrics;
 import io.warden.service.metrics.WardenMetrics;
-import io.warden.service.queue.QueueListing;
-import io.warden.service.session.Owner;
 import io.warden.service.session.SessionManager;
 import io.warden.service.time.Clock;
 import io.warden.service.time.SystemClock;
 import io.warden.service.watch.WatchHub;
-import io.warden.service.zk.Batching;
-import io.warden.service.zk.CellLayout;
-import io.warden.service.zk.CellPaths;
-import io.warden.service.zk.Json;
-import io.warden.service.zk.PacketLimit;
 import io.warden.service.zk.Zk;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.framework.recipes.leader.LeaderLatch;
-import org.apache.curator.framework.recipes.leader.LeaderLatchListener;
-import org.apache.curator.framework.recipes.nodes.PersistentNode;
-import org.apache.curator.retry.BoundedExponentialBackoffRetry;
-import org.apache.zookeeper.CreateMode;
-import org.apache.zookeeper.KeeperException;
-import org.apache.zookeeper.Watcher;
-import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -48,14 +32,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.Map;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
- * One running gateway: a Curator client on the cell's chroot, the lock engine, sessions, gateway registration and
- * leader election for adoption, and the HTTP API.
+ * One running gateway: one {@link CellRuntime} per cell it serves (a Curator client, lock engine, sessions, watch
+ * mirror, registration and leader election each; one cell unless {@code cells} names more), the {@link CellRouter}
+ * that sends each call to its namespace's cell, and the HTTP API and console in front of them.
  *
  * <p>Lifecycle: {@link #start} returns a serving gateway; {@link #drain} (SIGTERM) or {@link #close} stops it. Both
  * are idempotent and safe from any thread.
@@ -65,130 +48,51 @@ public final class Gateway implements AutoCloseable {
 
     private final WardenConfig config;
     private final String gatewayId;
-    private final Clock clock;
     private final SystemClock ownedClock;
-    private final CuratorFramework client;
-    private final io.warden.service.zk.ZkSecurity zkSecurity;
-    private final Zk zk;
-    /** Refuses the cell when it lost committed state; the token floor. */
-    private final CellGuard cell;
-    private final LockEngine engine;
-    private final SessionManager sessions;
-    private final PersistentNode registration;
-    private final LeaderLatch leader;
+    /** Every cell, the default first. */
+    private final List<CellRuntime> cells;
+    /** The default cell: the ensemble of --zk (or the embedded one), home of every session. */
+    private final CellRuntime home;
+    private final CellRouter router;
     private final HttpApi http;
     private final Authenticator authenticator;
-    private final Warden warden;
-    private final LockLister lister;
-    /** Written by adoption passes (Curator's and ZooKeeper's threads), read by the next; see {@link #adopt(boolean)}. */
-    private volatile CleanPass cleanPass;
-    /** Adoption passes decided (run or skipped), whatever their outcome: operators' and tests' view of the leader's work. */
-    private final java.util.concurrent.atomic.AtomicLong adoptionPasses = new java.util.concurrent.atomic.AtomicLong();
-    private final WardenMetrics metrics;
     private final ProcessMetrics processMetrics;
-    private final WatchHub watches;
+    /** Every meter of the gateway: its own (HTTP, auth, process) and each cell's (tagged with the cell). */
+    private final PrometheusMeterRegistry registry;
     private final ConsoleBridge console;
-    private final Revocations revocations;
-    /** The hub's whole-cell events for the revocations and the keepalive sockets; set in begin(). */
-    private volatile io.warden.service.watch.WatchSource.Subscription revocationEvents;
-    /** The hub's whole-cell events for held calls whose request another gateway removed (a deadlock's victim). */
-    private volatile io.warden.service.watch.WatchSource.Subscription removedCalls;
     /** How long a deadlock must stay the same before its victim is removed (docs/decisions/0013). */
     public static final Duration DEADLOCK_DELAY = Duration.ofMillis(200);
     private final AtomicBoolean stopped = new AtomicBoolean();
-    private volatile boolean draining;
-    private volatile Clock.Cancellable adoptionTimer;
-    private volatile Clock.Cancellable cellCountsTimer;
-    private static final Duration CELL_COUNTS_INTERVAL = Duration.ofSeconds(30);
-    /** How long a gateway with a configured id may take, at start, to take back its earlier run's sessions. */
-    private static final Duration ADOPT_OWN_TIMEOUT = Duration.ofMinutes(2);
-    /** The periodic adoption pass reads every record at least this often even when no gateway came or went. */
-    static final Duration FULL_PASS_EVERY = Duration.ofMinutes(10);
 
     private Gateway(WardenConfig config, Clock clock, SystemClock ownedClock, Rules rules) {
         this.config = config;
-        this.clock = clock;
         this.ownedClock = ownedClock;
         this.gatewayId = config.gatewayId() != null ? config.gatewayId() : "gw-" + randomHex(6);
         PrometheusMeterRegistry registry = PrometheusNames.applyTo(new PrometheusMeterRegistry(PrometheusConfig.DEFAULT));
-        this.metrics = new WardenMetrics(registry, BuildInfo.version());
+        this.registry = registry;
+        WardenMetrics.buildInfo(registry, BuildInfo.version());
         this.processMetrics = new ProcessMetrics(registry);
-        this.zkSecurity = io.warden.service.zk.ZkSecurity.of(config);
-        this.client = CuratorFrameworkFactory.builder()
-                .connectString(config.zkConnect())
-                .zkClientConfig(zkSecurity.clientConfig())
-                .aclProvider(zkSecurity.aclProvider())
-                .namespace(config.chroot().substring(1))
-                .sessionTimeoutMs((int) config.zkSessionTimeout().toMillis())
-                .connectionTimeoutMs((int) config.zkConnectionTimeout().toMillis())
-                .retryPolicy(new BoundedExponentialBackoffRetry(100, 1000, 3))
-                .defaultData(new byte[0]) // a node created without data is empty (Curator's default is the local IP)
-                .build();
-        // Every listing of a lock's queue goes through one QueueListing, sized from the client's packet limit; the
-        // watch mirror tells it (and the engine's admission) which locks are large, so small ones need no stat first.
-        PacketLimit packet = new PacketLimit(config.zkMaxPacketBytes());
-        metrics.zkMaxPacketBytes(packet.bytes());
-        metrics.limits(new java.util.TreeMap<>(Map.of("max-sessions-per-gateway", config.maxSessionsPerGateway(),
-                "max-requests-per-session", config.maxRequestsPerSession(), "max-waiters-per-lock", config.maxWaitersPerLock(),
-                "max-entries-per-lock", config.maxEntriesPerLock(), "max-watches", config.maxWatches(),
-                "max-connections-per-ip", config.maxConnectionsPerIp(), "http-threads", config.httpThreads())));
-        if (packet.bytes() < PacketLimit.ZOOKEEPER_DEFAULT) {
-            log.warn("zk-max-packet-bytes {} is below ZooKeeper's own default ({}): locks of more than {} entries are not "
-                    + "read, and any other reply over it (a lock-delay record of a session with many holds, a large "
-                    + "listing) costs this gateway its ZooKeeper connection; meant for tests", packet.bytes(),
-                    PacketLimit.ZOOKEEPER_DEFAULT, packet.listable());
+        // Revocations are audited in the console's log; the console is made after the cells (it reads the router).
+        AtomicReference<ConsoleBridge> audits = new AtomicReference<>();
+        Revocations.Audit audit = (action, target, reason, by, outcome) -> {
+            ConsoleBridge c = audits.get();
+            if (c != null) {
+                c.auditRevocation(action, target, reason, by, outcome);
+            }
+        };
+        List<CellRuntime> runtimes = new ArrayList<>();
+        runtimes.add(new CellRuntime(CellRuntime.DEFAULT, config, clock, gatewayId, registry, rules, audit));
+        for (CellAddress cell : config.cells()) {
+            WardenConfig own = config.toBuilder().zkConnect(cell.zkConnect())
+                    .chroot(cell.chroot() != null ? cell.chroot() : config.chroot()).build();
+            runtimes.add(new CellRuntime(cell.name(), own, clock, gatewayId, registry, rules, audit));
         }
-        // Batches of reads (and writes) stay a quarter of the packet limit at most: a reply over it costs the connection.
-        this.zk = new Zk(client, metrics, Batching.DEFAULT.within(packet));
-        this.cell = new CellGuard(zk, config.chroot(), config.dataDir(), clock, gatewayId, registry);
-        QueueListing queues = new QueueListing(zk, packet, metrics);
-        this.engine = new LockEngine(zk, clock, metrics, queues, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
-                config.maxEntriesPerLock(), config.maxRequestsPerPrincipal(), cell.tokens(), rules.grants());
-        this.sessions = new SessionManager(zk, clock, metrics, engine, queues, Owner.newIncarnation(gatewayId),
-                config.sessionTtlMin(), config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(),
-                config.maxSessionsPerPrincipal(), SessionManager.vouchBound(config.zkSessionTimeout()), rules.expiry());
-        sessions.guardedBy(cell.tokens(), cell::serving);
-        this.lister = new LockLister(zk, engine, clock);
-        WardenService service = new WardenService(engine, sessions, lister, this::ready, cell::whenServing, cell::notReadyDetail);
-        this.warden = service;
-        this.registration = new PersistentNode(client, CreateMode.EPHEMERAL, false, CellPaths.gateway(gatewayId),
-                Json.write(Map.of("gateway_id", gatewayId, "http_port", config.httpPort())));
-        this.leader = new LeaderLatch(client, CellPaths.LEADER, gatewayId);
-        this.watches = new WatchHub(zk, config.chroot(), clock, gatewayId, WatchHub.DEFAULT_HISTORY,
-                new WatchHub.Limits(config.maxWatches(), config.maxSessionsPerGateway()),
-                new WatchHub.Mirror(queues, mirrorBytes(config), Math.min(config.maxEntriesPerLock(), packet.listable() / 2)),
-                rules.resume());
-        queues.useSizes(watches.queueSizes());
-        WatchHub hub = this.watches;
-        io.micrometer.core.instrument.Gauge.builder("warden.watch.mirror.bytes", hub, WatchHub::mirrorBytes)
-                .description("the watch mirror's heap, estimated (0 while it is dropped for passing watch-mirror-bytes)")
-                .register(registry);
-        io.micrometer.core.instrument.Gauge.builder("warden.watch.mirror.limit.bytes", hub, WatchHub::mirrorMaxBytes)
-                .description("the watch mirror's bound (watch-mirror-bytes)").register(registry);
-        watches.guardedBy(cell.tokens(), cell::untilServing, cell::observe);
-        // The API's watch streams (held weakly: a stream that ended is forgotten with it), ended when the cell is refused.
-        java.util.Set<io.warden.service.watch.WatchSink> apiSinks = java.util.Collections.synchronizedSet(
-                java.util.Collections.newSetFromMap(new java.util.WeakHashMap<>()));
-        cell.onRolledBack(refusal -> {
-            // Held calls are answered with the refusal, keepalives refused from now on (and nothing expires here), the
-            // API's watch streams ended (new ones are refused, and the mirror is not rebuilt until the cell is served).
-            engine.cellRolledBack(refusal);
-            sessions.cellRefused();
-            hub.endWatches(refusal.getMessage(), apiSinks::contains);
-            cleanPass = null; // once the cell is served again, the leader's next adoption pass looks at everything
-        });
-        String watchPools = "watches served, by pool (names: of names and prefixes, bounded by max-watches; sessions: of "
-                + "single sessions, bounded by max-sessions-per-gateway)";
-        io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, h -> h.watchCount() - h.sessionWatchCount())
-                .tag("pool", "names").description(watchPools).register(registry);
-        io.micrometer.core.instrument.Gauge.builder("warden.watches", hub, WatchHub::sessionWatchCount)
-                .tag("pool", "sessions").description(watchPools).register(registry);
-        this.console = new ConsoleBridge(zk, warden, lister, sessions, clock, java.time.Clock.systemUTC(), gatewayId,
-                config.zkConnect(), zkSecurity.probeSockets(), leader::hasLeadership);
-        // Revokes: audited in the console's log, forced through the service's release (guarded like a client's).
-        this.revocations = new Revocations(zk, clock, engine.reader(), gatewayId, Revocations.DEFAULT_POLL,
-                Revocations.DEFAULT_MAX_PENDING, console::auditRevocation, warden::release, cell::serving);
-        service.useRevocations(revocations);
+        this.cells = List.copyOf(runtimes);
+        this.home = cells.get(0);
+        this.router = new CellRouter(cells, config.routes());
+        this.console = new ConsoleBridge(home.zk(), router, home.lister(), home.sessions(), clock,
+                java.time.Clock.systemUTC(), gatewayId, config.zkConnect(), home.zkSecurity().probeSockets(), home::isLeader);
+        audits.set(console);
         this.authenticator = config.authFile() == null ? Authenticator.open() : Authenticator.fromFile(config.authFile());
         Authenticator principals = this.authenticator;
         io.warden.console.ConsolePrincipals consolePrincipals = !principals.enabled() ? null
@@ -208,31 +112,20 @@ public final class Gateway implements AutoCloseable {
                 .tag("result", "ok").description(reloads).register(registry);
         io.micrometer.core.instrument.FunctionCounter.builder("warden.auth.reloads", auth, Authenticator::refusedReloads)
                 .tag("result", "refused").description(reloads).register(registry);
-        // The API's watches are refused while the cell is (the console's own event log keeps its subscription).
-        io.warden.service.watch.WatchSource apiWatches = (filter, since, sink) -> {
-            String refused = cell.refusal();
-            if (refused != null) {
-                throw io.warden.service.api.WardenException.unavailable(refused, null);
-            }
-            apiSinks.add(sink);
-            return hub.subscribe(filter, since, sink);
-        };
-        this.http = new HttpApi(warden, apiWatches, config, registry, cfg -> {
+        CellRouter routes = this.router;
+        for (CellRuntime cell : cells) {
+            io.micrometer.core.instrument.Gauge.builder("warden.cell.serving", cell, c -> c.ready() ? 1 : 0)
+                    .tag(CellMeters.TAG, cell.name())
+                    .description("1 while this gateway serves the cell (connected to its ensemble, not refused); its "
+                            + "namespaces answer 503 otherwise").register(registry);
+        }
+        // The API's watches go to their namespace's cell, each refused while its cell is (a rollback).
+        this.http = new HttpApi(routes, routes, config, registry, cfg -> {
             pages.mount(cfg);
             console.mountPeerRoute(cfg);
         }, authenticator);
-        // Deadlocks: found in the mirror, broken by the engine's conditional multi (docs/decisions/0013).
-        hub.breakDeadlocks(engine::breakDeadlock, engine::holdsCall, DEADLOCK_DELAY);
-        io.warden.service.watch.MemberRequestIds requestIds = new io.warden.service.watch.MemberRequestIds(zk);
-        this.http.useDeadlocks(() -> requestIds.named(hub.deadlocks()));
-        this.console.useWaitFor(() -> requestIds.named(hub.deadlocks())); // the console draws the same graph
-        io.micrometer.core.instrument.Gauge.builder("warden.deadlocks", hub, h -> h.deadlocks().deadlocks().size())
-                .description("deadlocks (cycles of the wait-for graph) this gateway's watch mirror shows now").register(registry);
-    }
-
-    /** The watch mirror's bound: watch-mirror-bytes, or half the heap when it is 0. */
-    static long mirrorBytes(WardenConfig config) {
-        return config.watchMirrorBytes() > 0 ? config.watchMirrorBytes() : Runtime.getRuntime().maxMemory() / 2;
+        this.http.useDeadlocks(routes::deadlocks);
+        this.console.useWaitFor(home::deadlocks); // the console draws the default cell's graph
     }
 
     /** Reads the auth file again now (SIGHUP); a bad file is refused and the last good one kept. */
@@ -274,186 +167,28 @@ public final class Gateway implements AutoCloseable {
         }
     }
 
+    /**
+     * Starts every cell, the default first (each connects, checks itself and registers; a gateway starts only when
+     * every cell it serves answers), then serves HTTP and publishes its URL in each cell.
+     */
     private void begin() {
-        client.start();
-        try {
-            long waitMs = Math.max(config.zkSessionTimeout().toMillis(), 5000);
-            if (!client.blockUntilConnected((int) waitMs, TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("cannot reach ZooKeeper at " + config.zkConnect() + " within " + waitMs + " ms");
-            }
-            long startDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
-            untilConnected("the cell's top nodes", startDeadline, () -> CellLayout.makeTop(client));
-            untilConnected("the shards of /sessions and /lockdelay", startDeadline, () -> makeShards(waitMs));
-            protectCell();
-            // Before anything serves: compare the cell with what this gateway saw of it (its data directory). A cell
-            // that went back is refused (503 for every call), not a reason not to start.
-            cell.start(Duration.ofMillis(waitMs));
-            sessions.start();
-            registration.start();
-            if (!registration.waitForInitialCreate(waitMs, TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("could not register gateway " + gatewayId + " in ZooKeeper within " + waitMs + " ms");
-            }
-            if (config.gatewayId() != null && cell.serving()) {
-                // Only a configured id can have an earlier run; this reads every session record of the cell, so it
-                // may take a while in a large cell (100,000 records: seconds), and the gateway serves only after it.
-                int own = sessions.adoptOwn().get(Math.max(waitMs, ADOPT_OWN_TIMEOUT.toMillis()), TimeUnit.MILLISECONDS).adopted();
-                if (own > 0) {
-                    log.info("gateway {} took back {} sessions/lock-delays of its earlier run with a fresh TTL", gatewayId, own);
-                }
-            }
-            leader.addListener(new LeaderLatchListener() {
-                @Override
-                public void isLeader() {
-                    log.info("gateway {} is the leader: it adopts the sessions of vanished gateways", gatewayId);
-                    cleanPass = null; // a new leader looks at everything once
-                    adopt(false);
-                }
-
-                @Override
-                public void notLeader() {
-                    log.info("gateway {} is no longer the leader", gatewayId);
-                }
-            });
-            watches.start();
-            console.start(watches);
-            revocationEvents = watches.subscribeOwn(io.warden.service.watch.WatchFilter.everything(),
-                    new RevocationEvents(revocations, http));
-            removedCalls = watches.subscribeOwn(io.warden.service.watch.WatchFilter.everything(), new RemovedRequests(engine));
-            revocations.start();
-            if (cell.serving() && !watches.awaitReady(Duration.ofMillis(waitMs))) {
-                log.warn("gateway {}: the watch mirror of /locks is not ready after {} ms; watches wait for it", gatewayId, waitMs);
-            }
-            leader.start();
-            watchGateways();
-            scheduleAdoption();
-            refreshCellCounts();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new IllegalStateException("interrupted while starting", e);
-        } catch (RuntimeException e) {
-            throw e;
-        } catch (Exception e) {
-            throw new IllegalStateException("could not start gateway: " + e, e);
+        for (CellRuntime cell : cells) {
+            cell.begin(List.of(new RevocationEvents(cell.revocations(), http)));
         }
+        console.start(home.watches());
         http.start(config.httpHost(), config.httpPort());
-        advertise();
-        log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {}; {})", gatewayId, http.port(), config.zkConnect(),
-                config.chroot(), zkSecurity.describe());
+        String url = advertisedUrl();
+        for (CellRuntime cell : cells) {
+            cell.advertise(url, http.port());
+        }
+        log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {}; {}){}", gatewayId, http.port(),
+                config.zkConnect(), config.chroot(), home.zkSecurity().describe(), cells.size() == 1 ? ""
+                        : "; cells " + cells.stream().map(c -> c.name() + " at " + c.config().zkConnect()
+                        + c.config().chroot()).toList() + ", routes " + config.routes());
     }
 
-    /** A start-up step that can be repeated (it makes what is missing): see {@link #untilConnected}. */
-    @FunctionalInterface
-    private interface StartStep {
-        void run() throws Exception;
-    }
-
-    /**
-     * Runs a repeatable start-up step until it succeeds, the connection to ZooKeeper permitting: a step that fails
-     * because the connection was lost (Curator's retries give up after a few seconds, which a loaded or restarting
-     * ensemble can outlast) waits to be connected again and runs again, until {@code deadlineNanos} (the start's
-     * wait). Any other failure ends the start at once.
-     */
-    private void untilConnected(String what, long deadlineNanos, StartStep step) throws Exception {
-        for (int attempt = 1; ; attempt++) {
-            try {
-                step.run();
-                return;
-            } catch (Exception e) {
-                long leftMs = TimeUnit.NANOSECONDS.toMillis(deadlineNanos - System.nanoTime());
-                if (!connectionLost(e) || leftMs <= 0) {
-                    throw e;
-                }
-                log.warn("gateway {}: making {} lost the connection to ZooKeeper (attempt {}); trying again once "
-                        + "connected, for up to {} ms more", gatewayId, what, attempt, leftMs);
-                if (!client.blockUntilConnected((int) leftMs, TimeUnit.MILLISECONDS)) {
-                    throw new IllegalStateException("cannot reach ZooKeeper at " + config.zkConnect() + " to make "
-                            + what + ": " + e, e);
-                }
-            }
-        }
-    }
-
-    /** Whether {@code e} (or what it wraps) says the connection to ZooKeeper went, not that a request was refused. */
-    private static boolean connectionLost(Throwable e) {
-        for (Throwable t = e; t != null; t = t.getCause()) {
-            KeeperException.Code code = t instanceof KeeperException k ? k.code()
-                    : t instanceof Zk.MultiFailure f ? f.code() : null;
-            if (code == KeeperException.Code.CONNECTIONLOSS || code == KeeperException.Code.SESSIONEXPIRED
-                    || code == KeeperException.Code.OPERATIONTIMEOUT) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** The shards of /sessions and /lockdelay ({@link CellLayout#makeShards}), each transaction awaited {@code waitMs}. */
-    private void makeShards(long waitMs) throws Exception {
-        CellLayout.makeShards(client, creates -> {
-            try {
-                zk.multi(creates).get(waitMs, TimeUnit.MILLISECONDS);
-            } catch (java.util.concurrent.ExecutionException e) {
-                if (e.getCause() instanceof Zk.MultiFailure f && f.code() == KeeperException.Code.NODEEXISTS) {
-                    throw new KeeperException.NodeExistsException();
-                }
-                throw new IllegalStateException("could not make " + creates.size() + " missing shards: " + e.getCause(),
-                        e.getCause());
-            } catch (java.util.concurrent.TimeoutException e) {
-                throw new IllegalStateException("could not make " + creates.size() + " missing shards: ZooKeeper did not "
-                        + "answer within " + waitMs + " ms", e);
-            }
-        });
-    }
-
-    /**
-     * Gives the chroot, its top nodes, the shards and the namespaces the configured ACL ({@code zk-acl}) when the chroot
-     * does not have it yet: the first start with ACLs, or after a change. Every node made later gets it when it is made
-     * (Curator's ACL provider). Nodes made before and deeper down (lock nodes, queue nodes, session records) keep the
-     * ACL they had until they go; docs/operations.md ("Securing a cell") gives the zkCli command that fixes them at
-     * once. The chroot is done last, so that a pass cut short is done again at the next start.
-     */
-    private void protectCell() throws Exception {
-        java.util.List<org.apache.zookeeper.data.ACL> want = zkSecurity.acl();
-        if (new java.util.HashSet<>(client.getACL().forPath("/")).equals(new java.util.HashSet<>(want))) {
-            return;
-        }
-        java.util.List<String> paths = new ArrayList<>();
-        paths.addAll(CellLayout.TOP);
-        paths.add(CellPaths.LEADER);
-        paths.add(CellPaths.CELL);
-        for (String parent : new String[]{CellPaths.SESSIONS, CellPaths.LOCK_DELAY}) {
-            for (String shard : CellPaths.shards()) {
-                paths.add(parent + "/" + shard);
-            }
-        }
-        try {
-            for (String namespace : client.getChildren().forPath(CellPaths.LOCKS)) {
-                paths.add(CellPaths.LOCKS + "/" + namespace);
-            }
-        } catch (KeeperException e) {
-            // Namespaces are not bounded in number: a listing too large for one reply must not stop the start. They
-            // are then left like the nodes below them, for the operator's setAcl -R.
-            log.warn("could not list the namespaces of {} to give them the ACL ({}); run the setAcl -R of "
-                    + "docs/operations.md, \"Securing a cell\"", config.chroot(), e.code());
-        }
-        paths.add("/");
-        for (String path : paths) {
-            try {
-                client.setACL().withACL(want).forPath(path);
-            } catch (KeeperException.NoNodeException gone) {
-                // not made yet (the leader node), or gone meanwhile: made with the ACL when it is made
-            } catch (KeeperException.NoAuthException e) {
-                throw new IllegalStateException("cannot set the ACL of " + config.chroot() + (path.equals("/") ? "" : path)
-                        + " to " + io.warden.service.zk.ZkSecurity.describeAcl(want) + ": ZooKeeper says this gateway's "
-                        + "identity may not change it (NoAuth); the node was made by another identity (see zk-acl)");
-            }
-        }
-        log.warn("gave {} ZooKeeper nodes of {} the ACL {} (zk-acl); nodes made before below them keep their old ACL until "
-                        + "they go: docs/operations.md, \"Securing a cell\", says how to fix them at once",
-                paths.size(), config.chroot(), io.warden.service.zk.ZkSecurity.describeAcl(want));
-    }
-
-    /** Puts this gateway's URL in its /gateways node, now that the port is bound: consoles of other gateways ask it. */
-    private void advertise() {
+    /** The URL other gateways reach this one at: advertise-host, else http-host, else this machine's name. */
+    private String advertisedUrl() {
         String host = config.advertiseHost();
         if (host == null) {
             host = config.httpHost();
@@ -465,153 +200,30 @@ public final class Gateway implements AutoCloseable {
                 }
             }
         }
-        String url = "http://" + (host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host) + ":" + http.port();
-        try {
-            registration.setData(Json.write(Map.of("gateway_id", gatewayId, "http_port", http.port(), "url", url)));
-        } catch (Exception e) {
-            log.warn("gateway {} could not publish its URL {} in /gateways: {}", gatewayId, url, e.toString());
-        }
+        return "http://" + (host.contains(":") && !host.startsWith("[") ? "[" + host + "]" : host) + ":" + http.port();
     }
 
-    /** Re-arms a children watch on /gateways: when a gateway vanishes the leader adopts its sessions at once. */
-    private void watchGateways() {
-        if (stopped.get()) {
-            return;
-        }
-        Watcher w = event -> {
-            if (event.getType() == Watcher.Event.EventType.NodeChildrenChanged) {
-                adopt(false);
-            }
-            if (event.getType() != Watcher.Event.EventType.None) {
-                watchGateways();
-            }
-        };
-        try {
-            client.getChildren().usingWatcher(w).inBackground((c, e) -> {
-                if (e.getResultCode() != 0 && !stopped.get()) {
-                    clock.schedule(Duration.ofSeconds(1), this::watchGateways);
-                }
-            }).forPath(CellPaths.GATEWAYS);
-        } catch (Exception e) {
-            clock.schedule(Duration.ofSeconds(1), this::watchGateways);
-        }
-    }
-
-    /**
-     * A safety net beside the watch: every ZooKeeper session timeout the leader looks whether the set of gateways
-     * changed since its last clean pass (a watch event missed while disconnected). See {@link #adopt(boolean)}.
-     */
-    private void scheduleAdoption() {
-        if (stopped.get()) {
-            return;
-        }
-        adoptionTimer = clock.schedule(config.zkSessionTimeout(), () -> {
-            adopt(true);
-            scheduleAdoption();
-        });
-    }
-
-    /**
-     * Every 30 s: the cell-wide counts for /metrics. Locks, holds and waiters come from the watch mirror, which has every
-     * queue node already (no ZooKeeper request; skipped while it rebuilds, the gauges keep their last values); sessions
-     * are the sum of the 256 shards' child counts (256 small {@code exists} reads, however many sessions). Before, every
-     * gateway walked all of /locks and listed every session id each time: at 200,000 locks, 200,000 reads every 30 s.
-     */
-    private void refreshCellCounts() {
-        if (stopped.get()) {
-            return;
-        }
-        if (zk.connected()) {
-            watches.counts().thenCombine(sessionCount(), (counts, sessionCount) -> {
-                counts.ifPresent(c -> metrics.cell(c.locks(), c.holds(), c.waiters(), sessionCount));
-                return null;
-            }).exceptionally(e -> {
-                log.debug("could not refresh the cell counts: {}", e.toString());
-                return null;
-            });
-        }
-        cellCountsTimer = clock.schedule(CELL_COUNTS_INTERVAL, this::refreshCellCounts);
-    }
-
-    /** Open sessions in the cell: each shard's {@code numChildren} (a shard's children are session records only). */
-    private CompletableFuture<Long> sessionCount() {
-        List<CompletableFuture<Stat>> stats = new ArrayList<>();
-        for (String shard : CellPaths.shards()) {
-            stats.add(zk.exists(CellPaths.SESSIONS + "/" + shard));
-        }
-        return CompletableFuture.allOf(stats.toArray(CompletableFuture[]::new)).thenApply(v -> stats.stream()
-                .map(CompletableFuture::join).mapToLong(stat -> stat == null ? 0 : stat.getNumChildren()).sum());
-    }
-
-    /**
-     * One adoption pass if this gateway leads. A pass reads every session record this gateway does not track (100,000
-     * reads in a cell of 100,000 sessions), so the periodic one is skipped when it could find nothing new: the set of
-     * gateways is unchanged since the last pass that had no failure (the {@code cversion} of {@code /gateways} counts
-     * every registration and deregistration, a quick restart under the same id included) and that pass is younger
-     * than {@link #FULL_PASS_EVERY}. Orphans are made only by a gateway's registration vanishing, so that is exact;
-     * the rare full pass is for what nobody thought of.
-     */
-    private void adopt(boolean periodic) {
-        if (stopped.get() || draining || !leader.hasLeadership() || !zk.connected() || !cell.serving()) {
-            return; // a refused cell is not written to; the next pass after it is served again looks at everything
-        }
-        zk.childrenAndStat(CellPaths.GATEWAYS).thenCompose(gateways -> {
-            long membership = gateways.stat().getCversion();
-            CleanPass last = cleanPass;
-            if (periodic && last != null && last.membership == membership
-                    && clock.read() - last.atNanos < FULL_PASS_EVERY.toNanos()) {
-                return CompletableFuture.completedFuture(null);
-            }
-            long startNanos = clock.read();
-            return sessions.adoptOrphans(java.util.Set.copyOf(gateways.children())).thenApply(tally -> {
-                if (tally.failed() == 0) {
-                    cleanPass = new CleanPass(membership, startNanos);
-                } else {
-                    cleanPass = null;
-                    log.warn("adoption pass: {} sessions/lock-delays could not be read or taken over; the next pass"
-                            + " (within {} ms) tries again", tally.failed(), config.zkSessionTimeout().toMillis());
-                }
-                if (tally.adopted() > 0) {
-                    log.info("gateway {} adopted {} sessions/lock-delays of vanished gateways", gatewayId, tally.adopted());
-                }
-                return tally;
-            });
-        }).exceptionally(e -> {
-            cleanPass = null;
-            log.debug("adoption pass failed: {}", e.toString());
-            return null;
-        }).whenComplete((v, e) -> adoptionPasses.incrementAndGet());
-    }
-
-    /** How many adoption passes this gateway has finished as the leader (run in full, skipped as needless, or failed). */
-    public long adoptionPasses() {
-        return adoptionPasses.get();
-    }
-
-    /** The last adoption pass with no failure: the {@code cversion} of /gateways it started from, and when. */
-    private record CleanPass(long membership, long atNanos) {
-    }
-
-    /** Runs one adoption pass now if this gateway leads (tests and operators). */
+    /** Runs one adoption pass now in every cell this gateway leads (tests and operators). */
     public void adoptNow() {
-        adopt(false);
+        cells.forEach(CellRuntime::adoptNow);
     }
 
-    private boolean ready() {
-        return !draining && !stopped.get() && zk.connected() && cell.serving();
+    /** How many adoption passes this gateway has finished as the default cell's leader (run, skipped or failed). */
+    public long adoptionPasses() {
+        return home.adoptionPasses();
     }
 
-    /** This gateway's guard of its cell: the token floor, and whether the cell is refused (tests). */
+    /** This gateway's guard of its default cell: the token floor, and whether the cell is refused (tests). */
     public CellGuard cellGuard() {
-        return cell;
+        return home.guard();
     }
 
     /**
-     * Whether calls that need ZooKeeper are refused at once with 503: its client is not connected, or ZooKeeper has
-     * left this gateway's requests unanswered past the stall bound.
+     * Whether calls of the default cell that need ZooKeeper are refused at once with 503: its client is not connected,
+     * or ZooKeeper has left this gateway's requests unanswered past the stall bound.
      */
     public boolean zkRefusing() {
-        return !zk.connected() || zk.stalled();
+        return !home.zk().connected() || home.zk().stalled();
     }
 
     /** The HTTP API this gateway serves (tests read its route table). */
@@ -627,28 +239,34 @@ public final class Gateway implements AutoCloseable {
         return gatewayId;
     }
 
-    /** This gateway's session manager (tests in its package reach the tracker through it). */
+    /** The default cell's session manager (tests in its package reach the tracker through it). */
     public SessionManager sessionManager() {
-        return sessions;
+        return home.sessions();
     }
 
+    /** The lock service over every cell, as the HTTP API serves it. */
     public Warden warden() {
-        return warden;
+        return router;
     }
 
-    /** Acquire calls held open on this gateway. */
+    /** Acquire calls held open on this gateway, in every cell. */
     public int pendingAcquires() {
-        return engine.pendingCount();
+        return cells.stream().mapToInt(c -> c.engine().pendingCount()).sum();
     }
 
-    /** The revocations this gateway runs or would take over (tests). */
+    /** The session manager of cell {@code name} (tests and operators); null when this gateway does not serve it. */
+    public SessionManager sessionManager(String name) {
+        return cells.stream().filter(c -> c.name().equals(name)).findFirst().map(CellRuntime::sessions).orElse(null);
+    }
+
+    /** The revocations this gateway runs or would take over in the default cell (tests). */
     public Revocations revocations() {
-        return revocations;
+        return home.revocations();
     }
 
-    /** The watches this gateway serves ({@code GET /v1/watch}). */
+    /** The default cell's watches ({@code GET /v1/watch} of its namespaces). */
     public WatchHub watches() {
-        return watches;
+        return home.watches();
     }
 
     /** What the console reads and does through (tests). */
@@ -656,31 +274,43 @@ public final class Gateway implements AutoCloseable {
         return console;
     }
 
+    /** The default cell's meters (each cell's carry its name as the tag {@code cell}). */
     public WardenMetrics metrics() {
-        return metrics;
+        return home.metrics();
     }
 
-    /** This gateway's ZooKeeper front: every read and write of its engine, sessions and watches goes through it. */
+    /** Every meter of the gateway, as {@code /metrics} exports them: its own and each cell's. */
+    public io.micrometer.core.instrument.MeterRegistry registry() {
+        return registry;
+    }
+
+    /** The default cell's ZooKeeper front: every read and write of its engine, sessions and watches goes through it. */
     public Zk zk() {
-        return zk;
+        return home.zk();
     }
 
-    /** This gateway's ZooKeeper client (fault-injection tests expire its ZooKeeper session through it). */
+    /** The default cell's ZooKeeper client (fault-injection tests expire its ZooKeeper session through it). */
     public CuratorFramework curator() {
-        return client;
+        return home.client();
     }
 
+    /** The ZooKeeper client of cell {@code name} (tests); null when this gateway does not serve it. */
+    public CuratorFramework curator(String name) {
+        return cells.stream().filter(c -> c.name().equals(name)).findFirst().map(CellRuntime::client).orElse(null);
+    }
+
+    /** Whether this gateway leads the default cell (adopts its vanished gateways' sessions). */
     public boolean isLeader() {
-        return leader.hasLeadership();
+        return home.isLeader();
     }
 
-    /** Sessions whose TTL this gateway tracks. */
+    /** Sessions whose TTL this gateway tracks in the default cell. */
     public int trackedSessions() {
-        return sessions.trackedCount();
+        return home.sessions().trackedCount();
     }
 
     public boolean tracksSession(String sessionId) {
-        return sessions.tracks(sessionId);
+        return home.sessions().tracks(sessionId);
     }
 
     /**
@@ -691,10 +321,9 @@ public final class Gateway implements AutoCloseable {
         if (stopped.get()) {
             return;
         }
-        draining = true;
-        log.info("gateway {} draining: refusing new requests, answering {} held calls", gatewayId, engine.pendingCount());
+        log.info("gateway {} draining: refusing new requests, answering {} held calls", gatewayId, pendingAcquires());
         http.beginDrain();
-        engine.drain(); // answers every held call now; Jetty's graceful stop then writes the replies
+        cells.forEach(CellRuntime::drain); // answers every held call now; Jetty's graceful stop then writes the replies
         close();
         log.info("gateway {} drained and stopped; its sessions will be adopted by another gateway", gatewayId);
     }
@@ -705,30 +334,12 @@ public final class Gateway implements AutoCloseable {
         if (!stopped.compareAndSet(false, true)) {
             return;
         }
-        for (Clock.Cancellable t : new Clock.Cancellable[]{adoptionTimer, cellCountsTimer}) {
-            if (t != null) {
-                t.cancel();
-            }
-        }
-        sessions.stop();
-        revocations.close();
-        io.warden.service.watch.WatchSource.Subscription events = revocationEvents;
-        if (events != null) {
-            events.cancel();
-        }
-        io.warden.service.watch.WatchSource.Subscription removed = removedCalls;
-        if (removed != null) {
-            removed.cancel();
-        }
         console.close();
-        watches.close();
-        quietly(cell::close); // writes the high-water mark a last time
+        for (CellRuntime cell : cells) {
+            cell.close();
+        }
         quietly(http::stop);
         quietly(authenticator::close);
-        quietly(leader::close);
-        quietly(registration::close);
-        quietly(client::close);
-        zkSecurity.close();
         processMetrics.close();
         if (ownedClock != null) {
             ownedClock.close();

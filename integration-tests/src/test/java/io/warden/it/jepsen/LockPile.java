@@ -215,7 +215,7 @@ final class LockPile implements AutoCloseable {
                     + " without " + LOCK + " as too_large");
         }
         String metrics = send(gw.baseUri(), "GET", "/metrics", null).body();
-        if (!metrics.contains("warden_lock_too_large_entries{lock=\"" + LOCK + "\"")) {
+        if (!metrics.contains("warden_lock_too_large_entries{cell=\"default\",lock=\"" + LOCK + "\"")) {
             problems.add("pile: " + gw.gatewayId() + "'s /metrics has no warden_lock_too_large_entries for " + LOCK);
         }
     }

@@ -148,7 +148,7 @@ class RollbackIT {
                 Reply ready = get(base, "/health/ready");
                 assertThat(ready.status).isEqualTo(503);
                 assertThat(ready.text).contains("rolled back");
-                assertThat(get(base, "/metrics").text).contains("warden_zookeeper_rolled_back 1.0");
+                assertThat(get(base, "/metrics").text).contains("warden_zookeeper_rolled_back{cell=\"default\"} 1.0");
 
                 // The operator raises the token floor above the highest token the gateway reports.
                 ChildProcess raise = launcher.startJar("token-floor-raise", List.of("-Xmx128m"),

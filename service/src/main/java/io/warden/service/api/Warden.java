@@ -94,6 +94,22 @@ public interface Warden {
 
     CompletableFuture<List<NamespaceStats>> namespaces();
 
+    /**
+     * The cells this gateway serves, the default one first, each with its state and the namespaces routed to it. The
+     * default serves none.
+     */
+    default CompletableFuture<List<CellView>> cells() {
+        return CompletableFuture.failedFuture(WardenException.unavailable("this gateway lists no cells", null));
+    }
+
+    /**
+     * While ready: what does not serve although the gateway does (a cell other than the default one that lost its
+     * ensemble), for {@code /health/ready}; null when everything serves. The default has nothing to say.
+     */
+    default String degradedDetail() {
+        return null;
+    }
+
     /** True while ZooKeeper is connected, this gateway is registered and its cell may be served. */
     boolean ready();
 

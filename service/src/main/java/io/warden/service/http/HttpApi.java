@@ -403,6 +403,7 @@ public final class HttpApi {
         route(cfg, HandlerType.GET, "/v1/check", v1::check);
         route(cfg, HandlerType.GET, "/v1/namespaces", v1::namespaces);
         route(cfg, HandlerType.GET, "/v1/deadlocks", deadlockRoutes::deadlocks);
+        route(cfg, HandlerType.GET, "/v1/cells", new CellRoutes(warden, requests, exchange, access)::cells);
         route(cfg, HandlerType.GET, "/v1/watch", watch::watch);
         route(cfg, HandlerType.POST, "/lock/acquire", lease::acquire);
         route(cfg, HandlerType.POST, "/lock/release", lease::release);
@@ -471,7 +472,7 @@ public final class HttpApi {
         String detail = null;
         try {
             ready = !draining && warden.ready();
-            detail = ready ? null : warden.notReadyDetail();
+            detail = ready ? warden.degradedDetail() : warden.notReadyDetail();
         } catch (RuntimeException e) {
             log.debug("readiness check failed", e);
             ready = false;

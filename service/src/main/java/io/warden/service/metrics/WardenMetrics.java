@@ -79,16 +79,24 @@ public final class WardenMetrics {
             2_500, 5_000, 10_000, 30_000, 60_000).map(Duration::ofMillis).toArray(Duration[]::new);
     private static final double[] QUEUE_DEPTH_BUCKETS = {1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 5_000, 10_000};
 
-    /** With {@code warden_build_info}'s version label "unknown": metrics of something that is not a gateway. */
-    public WardenMetrics(MeterRegistry registry) {
-        this(registry, "unknown");
+    /** With {@code version} as {@code warden_build_info}'s label: a gateway's metrics in one registry. */
+    public WardenMetrics(MeterRegistry registry, String version) {
+        this(registry);
+        buildInfo(registry, version);
     }
 
-    /** With {@code version} as {@code warden_build_info}'s label. */
-    public WardenMetrics(MeterRegistry registry, String version) {
-        this.registry = registry;
+    /** {@code warden_build_info}, 1 with the artifact's version as its label: once per gateway. */
+    public static void buildInfo(MeterRegistry registry, String version) {
         Gauge.builder("warden.build.info", () -> 1).tag("version", version)
                 .description("1, labelled with the version of the gateway's artifact").register(registry);
+    }
+
+    /**
+     * The engine's, sessions' and ZooKeeper client's meters of one cell, without {@code warden_build_info} (the
+     * gateway registers that once, {@link #buildInfo}).
+     */
+    public WardenMetrics(MeterRegistry registry) {
+        this.registry = registry;
         for (String outcome : ACQUIRE_OUTCOMES) {
             acquireTimer(outcome);
         }

@@ -297,7 +297,7 @@ class HttpApiTest {
         assertThat(lock(names.get(0)).get("waiters")).hasSize(30);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5));
         assertThat(held).allMatch(f -> !f.isDone());
-        assertThat(gateway.metrics().registry().find("jetty.threads.current").gauge().value())
+        assertThat(gateway.registry().find("jetty.threads.current").gauge().value())
                 .as("HTTP threads while 300 calls are held").isLessThanOrEqualTo(WardenConfig.DEFAULT_HTTP_THREADS);
 
         fixture.clock.advance(Duration.ofMillis(20_000));

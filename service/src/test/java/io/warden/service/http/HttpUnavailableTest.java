@@ -59,12 +59,15 @@ class HttpUnavailableTest {
         http.postJson("/v1/acquire", "session_id", session, "name", "m/y", "mode", "SHARED");
         http.post("/v1/sessions/" + session + "/keepalive", "");
         String text = http.get("/metrics").text();
-        assertThat(text).contains("warden_acquire_seconds_count{outcome=\"granted\"} 2", "warden_grants_total 2",
-                "warden_sessions_tracked 1", "warden_waiters_pending 0", "warden_zk_connected 1.0",
-                "warden_zk_operation_seconds_count{op=\"multi\"", "warden_queue_depth_count", "warden_keepalives_total");
+        assertThat(text).contains("warden_acquire_seconds_count{cell=\"default\",outcome=\"granted\"} 2",
+                "warden_grants_total{cell=\"default\"} 2", "warden_sessions_tracked{cell=\"default\"} 1",
+                "warden_waiters_pending{cell=\"default\"} 0", "warden_zk_connected{cell=\"default\"} 1.0",
+                "warden_zk_operation_seconds_count{cell=\"default\",op=\"multi\"", "warden_queue_depth_count",
+                "warden_keepalives_total");
 
         fx.clock.advance(java.time.Duration.ofSeconds(30)); // the cell counts are refreshed every 30 s
-        WardenFixture.await("cell counts refreshed", () -> http.get("/metrics").text().contains("warden_cell_holds 2.0"));
-        assertThat(http.get("/metrics").text()).contains("warden_cell_locks 2.0", "warden_cell_waiters 0.0", "warden_cell_sessions 1.0");
+        WardenFixture.await("cell counts refreshed", () -> http.get("/metrics").text().contains("warden_cell_holds{cell=\"default\"} 2.0"));
+        assertThat(http.get("/metrics").text()).contains("warden_cell_locks{cell=\"default\"} 2.0",
+                "warden_cell_waiters{cell=\"default\"} 0.0", "warden_cell_sessions{cell=\"default\"} 1.0");
     }
 }

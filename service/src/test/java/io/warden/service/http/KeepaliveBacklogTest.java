@@ -53,7 +53,7 @@ class KeepaliveBacklogTest {
     @Test
     void issue12_clientThatNeverReads_isClosedWith1008_andItsBacklogStaysBounded() throws Exception {
         Gateway g = fx.gateway();
-        MeterRegistry registry = g.metrics().registry();
+        MeterRegistry registry = g.registry();
         String sid = WardenFixture.session(g.warden(), "never-reads", 30_000);
         try (Socket s = new Socket()) {
             s.setReceiveBufferSize(4096); // before connecting: the window the gateway sees stays small

@@ -259,7 +259,7 @@ class LockEngineTrustTest {
     /** Watcher objects registered on the gateway's ZooKeeper client (one-shot data, exists and child watches). */
     private int clientWatchers() {
         try {
-            CuratorFramework client = (CuratorFramework) field(gw, "client");
+            CuratorFramework client = gw.curator();
             ZooKeeper zooKeeper = client.getZookeeperClient().getZooKeeper();
             Method manager = ZooKeeper.class.getDeclaredMethod("getWatchManager");
             manager.setAccessible(true);

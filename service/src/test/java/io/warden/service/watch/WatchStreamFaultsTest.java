@@ -9,7 +9,6 @@ import io.warden.service.support.WardenFixture;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.net.Socket;
 import java.net.SocketException;
@@ -478,14 +477,9 @@ class WatchStreamFaultsTest {
         return last;
     }
 
-    /**
-     * The gateway's ZooKeeper handle, for Curator's {@link KillSession}. The gateway exposes no handle; its Curator
-     * client is the field {@code client}.
-     */
+    /** The gateway's ZooKeeper handle (of its default cell), for Curator's {@link KillSession}. */
     private static ZooKeeper zooKeeperOf(Gateway gateway) throws Exception {
-        Field field = Gateway.class.getDeclaredField("client");
-        field.setAccessible(true);
-        return ((CuratorFramework) field.get(gateway)).getZookeeperClient().getZooKeeper();
+        return gateway.curator().getZookeeperClient().getZooKeeper();
     }
 
     /**

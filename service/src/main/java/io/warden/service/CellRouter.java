@@ -1,0 +1,468 @@
+package io.warden.service;
+
+import io.warden.service.api.AcquireRequest;
+import io.warden.service.api.AcquireResult;
+import io.warden.service.api.CellView;
+import io.warden.service.api.CheckResult;
+import io.warden.service.api.CloseResult;
+import io.warden.service.api.LockName;
+import io.warden.service.api.LockPage;
+import io.warden.service.api.LockView;
+import io.warden.service.api.Mode;
+import io.warden.service.api.MultiAcquireRequest;
+import io.warden.service.api.MultiAcquireResult;
+import io.warden.service.api.NamespaceStats;
+import io.warden.service.api.RevokeResult;
+import io.warden.service.api.SessionGrant;
+import io.warden.service.api.SessionView;
+import io.warden.service.api.Warden;
+import io.warden.service.api.WardenException;
+import io.warden.service.session.SessionManager;
+import io.warden.service.watch.WatchFilter;
+import io.warden.service.watch.WatchHub;
+import io.warden.service.watch.WatchSink;
+import io.warden.service.watch.WatchSource;
+import io.warden.service.zk.Zk;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+
+/**
+ * {@link Warden} over the cells a gateway serves: each call goes to the cell of its lock name's namespace (the routes,
+ * else the default cell), so a cell that lost its quorum answers 503 for its own namespaces only.
+ *
+ * <p>Sessions span cells. A session is opened in the default cell, its home; the first time it acquires in another
+ * cell, its record is made there (same id, TTL and lock-delay; {@link SessionManager#join}) and then that cell is
+ * added to the home record's list ({@link SessionManager#addCell}). In that order: a record in a cell the home does not
+ * list yet holds nothing (the acquire comes after both) and simply expires there, while a listed cell always has the
+ * record, unless the session expired or was closed there. A keepalive is acknowledged only when every cell the home
+ * record lists acknowledges it too (each cell vouches as for a one-cell session, guarantee 3), so no cell expires a
+ * session early; a cell that no longer has the session (it expired there after keepalives failed to reach it) ends the
+ * session in every cell and the keepalive answers SESSION_NOT_FOUND. What is not atomic across cells: a close or an
+ * expiry ends the session cell by cell (the home last), and a hold in one cell may be released before another's.
+ *
+ * <p>Multi-lock requests name one cell's namespaces: one transaction is one ensemble. A whole-session watch
+ * (no name or prefix) covers the session's locks of the default cell only; a watch of a name or prefix goes to its
+ * namespace's cell.
+ *
+ * <p>Concurrency: immutable after construction (the routes are fixed for the gateway's life); every call may come from
+ * any thread, and each cell's parts keep their own rules.
+ */
+final class CellRouter implements Warden, WatchSource {
+    private static final Logger log = LoggerFactory.getLogger(CellRouter.class);
+
+    private final CellRuntime home;
+    /** Every cell by name, the default first. */
+    private final Map<String, CellRuntime> cells;
+    /** Namespace to cell name, for the namespaces not served by the default cell. */
+    private final Map<String, String> routes;
+
+    CellRouter(List<CellRuntime> runtimes, Map<String, String> routes) {
+        Map<String, CellRuntime> byName = new LinkedHashMap<>();
+        for (CellRuntime r : runtimes) {
+            byName.put(r.name(), r);
+        }
+        this.cells = java.util.Collections.unmodifiableMap(byName);
+        this.home = cells.get(CellRuntime.DEFAULT);
+        if (home == null) {
+            throw new IllegalArgumentException("no default cell");
+        }
+        for (Map.Entry<String, String> route : routes.entrySet()) {
+            if (!cells.containsKey(route.getValue())) {
+                throw new IllegalArgumentException("the route of " + route.getKey() + " names cell " + route.getValue()
+                        + ", which is not configured");
+            }
+        }
+        this.routes = Map.copyOf(routes);
+    }
+
+    /** The cell that serves {@code namespace}. */
+    CellRuntime cellOf(String namespace) {
+        return cells.get(routes.getOrDefault(namespace, CellRuntime.DEFAULT));
+    }
+
+    private CellRuntime cellOf(LockName name) {
+        return cellOf(name.namespace());
+    }
+
+    /** Every cell, the default first. */
+    List<CellRuntime> all() {
+        return List.copyOf(cells.values());
+    }
+
+    // ------------------------------------------------------------------ sessions
+
+    @Override
+    public CompletableFuture<SessionGrant> openSession(String clientId, long ttlMs, long lockDelayMs) {
+        return home.service().openSession(clientId, ttlMs, lockDelayMs);
+    }
+
+    @Override
+    public CompletableFuture<SessionGrant> openSession(String principal, String address, String clientId, long ttlMs,
+                                                       long lockDelayMs) {
+        return home.service().openSession(principal, address, clientId, ttlMs, lockDelayMs);
+    }
+
+    @Override
+    public CompletableFuture<Optional<String>> sessionPrincipal(String sessionId) {
+        return home.service().sessionPrincipal(sessionId);
+    }
+
+    /** The session as its home cell knows it: its holds and waits there. */
+    @Override
+    public CompletableFuture<SessionView> session(String sessionId) {
+        return home.service().session(sessionId);
+    }
+
+    @Override
+    public CompletableFuture<Long> keepalive(String sessionId, Long newTtlMs) {
+        CompletableFuture<Long> atHome = home.service().keepalive(sessionId, newTtlMs);
+        if (cells.size() == 1) {
+            return atHome;
+        }
+        return atHome.thenCompose(ttl -> {
+            List<String> others = home.sessions().cellsOf(sessionId);
+            if (others == null || others.isEmpty()) {
+                return CompletableFuture.completedFuture(ttl);
+            }
+            List<CompletableFuture<Long>> acks = new ArrayList<>();
+            for (String name : others) {
+                CellRuntime cell = cells.get(name);
+                acks.add(cell == null ? CompletableFuture.failedFuture(unknownCell(sessionId, name))
+                        : cell.service().keepalive(sessionId, newTtlMs));
+            }
+            return CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).handle((v, err) -> {
+                if (err == null) {
+                    return CompletableFuture.completedFuture(ttl);
+                }
+                Throwable cause = Zk.unwrap(err);
+                if (cause instanceof WardenException we && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND) {
+                    // Gone in a cell it uses: it expired there (keepalives stopped reaching that cell) or was closed
+                    // there by a close under way. Either way it ends everywhere, late in the other cells, never early.
+                    log.info("session {} is gone in one of its cells {}: ending it in the others", sessionId, others);
+                    return closeSession(sessionId).<Long>handle((r, e) -> {
+                        throw WardenException.sessionNotFound(sessionId);
+                    });
+                }
+                return CompletableFuture.<Long>failedFuture(cause);
+            }).thenCompose(f -> f);
+        });
+    }
+
+    private static WardenException unknownCell(String sessionId, String cell) {
+        return WardenException.unavailable("session " + sessionId + " has locks in cell " + cell + ", which this gateway "
+                + "does not serve; send it to a gateway that serves every cell", null);
+    }
+
+    /** Ends the session in every cell it uses, the home last (so that a retry after a failure still finds the list). */
+    @Override
+    public CompletableFuture<CloseResult> closeSession(String sessionId) {
+        if (cells.size() == 1) {
+            return home.service().closeSession(sessionId);
+        }
+        return otherCells(sessionId).thenCompose(others -> {
+            List<CompletableFuture<CloseResult>> closes = new ArrayList<>();
+            for (CellRuntime cell : others) {
+                closes.add(cell.service().closeSession(sessionId).exceptionally(e -> {
+                    if (Zk.unwrap(e) instanceof WardenException we && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND) {
+                        return new CloseResult(List.of(), List.of(), 0); // already gone there
+                    }
+                    throw Zk.translate(e);
+                }));
+            }
+            return CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new))
+                    .thenCompose(v -> home.service().closeSession(sessionId))
+                    .thenApply(atHome -> {
+                        List<String> released = new ArrayList<>(atHome.released());
+                        List<String> cancelled = new ArrayList<>(atHome.cancelled());
+                        for (CompletableFuture<CloseResult> c : closes) {
+                            released.addAll(c.join().released());
+                            cancelled.addAll(c.join().cancelled());
+                        }
+                        return new CloseResult(released, cancelled, atHome.revision());
+                    });
+        });
+    }
+
+    /**
+     * The cells besides the home that the session has records in: from the home cell's memory when this gateway tracks
+     * the session there, else from its record (one read).
+     */
+    private CompletableFuture<List<CellRuntime>> otherCells(String sessionId) {
+        try {
+            SessionManager.validateSessionId(sessionId);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        List<String> known = home.sessions().cellsOf(sessionId);
+        CompletableFuture<List<String>> names = known != null ? CompletableFuture.completedFuture(known)
+                : home.sessions().record(sessionId).thenApply(r -> r.cells());
+        return names.thenApply(list -> {
+            List<CellRuntime> out = new ArrayList<>();
+            for (String name : list) {
+                CellRuntime cell = cells.get(name);
+                if (cell == null) {
+                    throw unknownCell(sessionId, name);
+                }
+                out.add(cell);
+            }
+            return out;
+        });
+    }
+
+    /**
+     * Makes sure the session has its record in {@code cell} and that its home lists the cell, before anything of the
+     * session is written there: first the record in the cell (tracked by this gateway), then the home's list.
+     */
+    private CompletableFuture<Void> joined(String sessionId, CellRuntime cell) {
+        if (cell == home) {
+            return CompletableFuture.completedFuture(null);
+        }
+        try {
+            SessionManager.validateSessionId(sessionId);
+        } catch (RuntimeException e) {
+            return CompletableFuture.failedFuture(e);
+        }
+        List<String> known = home.sessions().cellsOf(sessionId);
+        if (known != null && known.contains(cell.name()) && cell.sessions().tracks(sessionId)) {
+            return CompletableFuture.completedFuture(null);
+        }
+        return home.sessions().record(sessionId)
+                .thenCompose(record -> cell.sessions().join(sessionId, record)
+                        .thenCompose(ttl -> record.cells().contains(cell.name()) ? CompletableFuture.completedFuture(null)
+                                : home.sessions().addCell(sessionId, cell.name())))
+                .handle((v, err) -> {
+                    if (err != null) {
+                        throw Zk.translate(err);
+                    }
+                    return null;
+                });
+    }
+
+    // ------------------------------------------------------------------ locks
+
+    @Override
+    public CompletableFuture<AcquireResult> acquire(AcquireRequest request) {
+        CellRuntime cell = cellOf(request.name());
+        return joined(request.sessionId(), cell).thenCompose(v -> cell.service().acquire(request));
+    }
+
+    @Override
+    public CompletableFuture<MultiAcquireResult> acquireAll(MultiAcquireRequest request) {
+        CellRuntime cell = null;
+        for (LockName name : request.names()) {
+            CellRuntime c = cellOf(name);
+            if (cell != null && c != cell) {
+                return CompletableFuture.failedFuture(WardenException.invalid("names", "every name of a multi-lock "
+                        + "request must be in namespaces of one cell (one transaction is one ZooKeeper ensemble): "
+                        + request.names().get(0) + " is in cell " + cell.name() + ", " + name + " in cell " + c.name()));
+            }
+            cell = c;
+        }
+        CellRuntime only = cell;
+        return joined(request.sessionId(), only).thenCompose(v -> only.service().acquireAll(request));
+    }
+
+    /** Ends the request in every cell of the session: a request id names one request, in whichever cell it was made. */
+    @Override
+    public CompletableFuture<Boolean> releaseRequest(String sessionId, String requestId) {
+        if (cells.size() == 1) {
+            return home.service().releaseRequest(sessionId, requestId);
+        }
+        return otherCells(sessionId).thenCompose(others -> {
+            List<CompletableFuture<Boolean>> ends = new ArrayList<>();
+            ends.add(home.service().releaseRequest(sessionId, requestId));
+            for (CellRuntime cell : others) {
+                ends.add(cell.service().releaseRequest(sessionId, requestId));
+            }
+            return CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new))
+                    .thenApply(v -> ends.stream().anyMatch(CompletableFuture::join));
+        });
+    }
+
+    @Override
+    public CompletableFuture<Boolean> release(String sessionId, LockName name, long token) {
+        return cellOf(name).service().release(sessionId, name, token);
+    }
+
+    @Override
+    public CompletableFuture<RevokeResult> revoke(LockName name, long token, long graceMs, String reason, String by) {
+        return cellOf(name).service().revoke(name, token, graceMs, reason, by);
+    }
+
+    @Override
+    public CompletableFuture<Boolean> cancel(String sessionId, LockName name, String requestId) {
+        return cellOf(name).service().cancel(sessionId, name, requestId);
+    }
+
+    @Override
+    public CompletableFuture<LockView> lock(LockName name) {
+        return cellOf(name).service().lock(name);
+    }
+
+    @Override
+    public CompletableFuture<Optional<AcquireResult>> tryRefusal(LockName name, Mode mode) {
+        return cellOf(name).service().tryRefusal(name, mode);
+    }
+
+    /**
+     * A namespace's locks from its cell; without a namespace, every cell's, merged by name: each cell's page is
+     * read, and the merged page ends at the smallest last name of the cells that have more (a later name of a cell
+     * could otherwise be skipped), so the next page continues after it in every cell.
+     */
+    @Override
+    public CompletableFuture<LockPage> locks(String namespace, String prefix, int limit, String after) {
+        if (namespace != null || cells.size() == 1) {
+            return (namespace == null ? home : cellOf(namespace)).service().locks(namespace, prefix, limit, after);
+        }
+        List<CellRuntime> order = all();
+        List<CompletableFuture<LockPage>> pages = new ArrayList<>();
+        for (CellRuntime cell : order) {
+            pages.add(cell.service().locks(null, prefix, limit, after));
+        }
+        return CompletableFuture.allOf(pages.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            String cut = null;
+            List<io.warden.service.api.LockSummary> merged = new ArrayList<>();
+            for (int i = 0; i < order.size(); i++) {
+                LockPage page = pages.get(i).join();
+                if (page.nextAfter() != null && (cut == null || page.nextAfter().compareTo(cut) < 0)) {
+                    cut = page.nextAfter();
+                }
+                for (io.warden.service.api.LockSummary lock : page.locks()) {
+                    if (cellOf(LockName.parse(lock.name()).namespace()) == order.get(i)) {
+                        merged.add(lock);
+                    }
+                }
+            }
+            merged.sort(Comparator.comparing(io.warden.service.api.LockSummary::name));
+            List<io.warden.service.api.LockSummary> out = new ArrayList<>();
+            for (io.warden.service.api.LockSummary lock : merged) {
+                if (out.size() == limit || (cut != null && lock.name().compareTo(cut) > 0)) {
+                    break;
+                }
+                out.add(lock);
+            }
+            boolean more = cut != null || out.size() < merged.size();
+            String next = more && !out.isEmpty() ? out.get(out.size() - 1).name() : more ? cut : null;
+            return new LockPage(out, next, 0);
+        });
+    }
+
+    @Override
+    public CompletableFuture<CheckResult> check(LockName name, long token) {
+        return cellOf(name).service().check(name, token);
+    }
+
+    /**
+     * Every cell's namespaces, each from the cell that serves it (a cell may still have nodes of a namespace routed
+     * elsewhere: not listed). 503 when a cell cannot answer: a partial list would look complete.
+     */
+    @Override
+    public CompletableFuture<List<NamespaceStats>> namespaces() {
+        if (cells.size() == 1) {
+            return home.service().namespaces();
+        }
+        List<CompletableFuture<List<NamespaceStats>>> lists = new ArrayList<>();
+        List<CellRuntime> order = all();
+        for (CellRuntime cell : order) {
+            lists.add(cell.service().namespaces());
+        }
+        return CompletableFuture.allOf(lists.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<NamespaceStats> out = new ArrayList<>();
+            for (int i = 0; i < order.size(); i++) {
+                for (NamespaceStats ns : lists.get(i).join()) {
+                    if (cellOf(ns.namespace()) == order.get(i)) {
+                        out.add(ns);
+                    }
+                }
+            }
+            out.sort(Comparator.comparing(NamespaceStats::namespace));
+            return out;
+        });
+    }
+
+    @Override
+    public CompletableFuture<List<CellView>> cells() {
+        List<CellView> out = new ArrayList<>();
+        for (CellRuntime cell : cells.values()) {
+            List<String> namespaces = routes.entrySet().stream().filter(e -> e.getValue().equals(cell.name()))
+                    .map(Map.Entry::getKey).sorted().toList();
+            boolean serving = cell.ready();
+            out.add(new CellView(cell.name(), cell.config().zkConnect(), cell.config().chroot(), serving,
+                    serving ? null : notServing(cell), namespaces));
+        }
+        return CompletableFuture.completedFuture(out);
+    }
+
+    private static String notServing(CellRuntime cell) {
+        String detail = cell.guard().notReadyDetail();
+        return detail != null ? detail : "not connected to ZooKeeper at " + cell.config().zkConnect();
+    }
+
+    /** Ready while the home cell serves: every session lives there, so without it no session can be kept alive. */
+    @Override
+    public boolean ready() {
+        return home.service().ready();
+    }
+
+    @Override
+    public String notReadyDetail() {
+        return home.service().notReadyDetail();
+    }
+
+    /** The cells that do not serve now, each with why; null when every cell serves. */
+    @Override
+    public String degradedDetail() {
+        List<String> down = new ArrayList<>();
+        for (CellRuntime cell : cells.values()) {
+            if (cell != home && !cell.ready()) {
+                down.add("cell " + cell.name() + " does not serve (" + notServing(cell) + "): its namespaces answer 503");
+            }
+        }
+        return down.isEmpty() ? null : String.join("; ", down);
+    }
+
+    // ------------------------------------------------------------------ watches and deadlocks
+
+    /** A watch of a name or prefix goes to its namespace's cell; a whole-session watch to the default cell. */
+    @Override
+    public Subscription subscribe(WatchFilter filter, Long sinceRevision, WatchSink sink) {
+        String namespace = filter.namespace();
+        return (namespace == null ? home : cellOf(namespace)).subscribe(filter, sinceRevision, sink);
+    }
+
+    /** Every cell's deadlocks, in one report: a cycle is always within one cell (a cell's graph knows only its locks). */
+    CompletableFuture<WatchHub.DeadlockReport> deadlocks() {
+        if (cells.size() == 1) {
+            return home.deadlocks();
+        }
+        List<CompletableFuture<WatchHub.DeadlockReport>> reports = new ArrayList<>();
+        for (CellRuntime cell : cells.values()) {
+            reports.add(cell.deadlocks());
+        }
+        return CompletableFuture.allOf(reports.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            WatchHub.DeadlockReport first = reports.get(0).join();
+            List<io.warden.service.api.Deadlock> deadlocks = new ArrayList<>();
+            List<io.warden.service.api.WaitEdge> edges = new ArrayList<>();
+            int edgeCount = 0;
+            long ageMs = 0;
+            boolean stale = false;
+            for (CompletableFuture<WatchHub.DeadlockReport> f : reports) {
+                WatchHub.DeadlockReport r = f.join();
+                deadlocks.addAll(r.deadlocks());
+                edges.addAll(r.edges());
+                edgeCount += r.edgeCount();
+                ageMs = Math.max(ageMs, r.ageMs());
+                stale |= r.stale();
+            }
+            return new WatchHub.DeadlockReport(deadlocks, edges, edgeCount, first.revision(), ageMs, stale);
+        });
+    }
+}
