@@ -25,7 +25,7 @@ import java.util.List;
 @Command(name = "warden", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
         description = "Fenced distributed locks on ZooKeeper, from the command line.",
         subcommands = {LockCommand.class, AcquireCommand.class, ReleaseCommand.class, RenewCommand.class,
-                GetCommand.class, LsCommand.class, WatchCommand.class, SessionsCommand.class,
+                GetCommand.class, LsCommand.class, WatchCommand.class, SessionsCommand.class, CellsCommand.class,
                 CommandLine.HelpCommand.class},
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {
         "  0:   success (for lock: the command's own exit code once it ran)",

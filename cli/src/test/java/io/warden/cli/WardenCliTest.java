@@ -331,6 +331,31 @@ class WardenCliTest {
     }
 
     @Test
+    void cells_listsEachCellWithItsState_andSaysWhenOneDoesNotServe() throws Exception {
+        Run one = warden("cells");
+        assertThat(one.code()).as(one.err()).isZero();
+        assertThat(one.out()).startsWith("default  serving").contains("every namespace not routed elsewhere");
+
+        try (org.apache.curator.test.TestingServer cellB = new org.apache.curator.test.TestingServer(true)) {
+            gateway.close();
+            gateway = Gateway.start(fx.config().toBuilder().httpHost("127.0.0.1")
+                    .cells(List.of(new io.warden.service.config.CellAddress("b", cellB.getConnectString(), null)))
+                    .routes(java.util.Map.of("pay", "b", "orders", "b")).build());
+            url = "http://127.0.0.1:" + gateway.httpPort();
+            Run two = warden("cells");
+            assertThat(two.code()).as(two.err()).isZero();
+            assertThat(two.out().lines()).hasSize(2);
+            assertThat(two.out().lines().toList().get(1)).startsWith("b  serving  " + cellB.getConnectString() + "/warden")
+                    .endsWith("namespaces: orders,pay");
+            assertThat(warden("cells", "--json").json().path("cells").get(1).path("namespaces").size()).isEqualTo(2);
+
+            cellB.stop();
+            WardenFixture.await("cell b not serving", () -> warden("cells").code() == 5);
+            assertThat(warden("cells").out()).contains("b  NOT SERVING");
+        }
+    }
+
+    @Test
     void lockReportsACommandThatCannotStart() throws Exception {
         Run run = warden("lock", "jobs/missing", "--", tmp.resolve("no-such-command").toString());
         assertThat(run.code()).isEqualTo(127);
