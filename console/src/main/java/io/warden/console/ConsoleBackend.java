@@ -2,6 +2,7 @@ package io.warden.console;
 
 import io.warden.console.model.AdminResult;
 import io.warden.console.model.AuditEntry;
+import io.warden.console.model.CellInfo;
 import io.warden.console.model.CellSnapshot;
 import io.warden.console.model.Health;
 import io.warden.console.model.LockDetail;
@@ -22,8 +23,10 @@ import java.util.concurrent.CompletableFuture;
  */
 public interface ConsoleBackend {
     /**
-     * Every lock (with its whole queue) and every session of the cell. An implementation may serve a copy up to about
-     * a second old to bound the cost of many open consoles; {@link CellSnapshot#takenAt()} says when it was read.
+     * Every lock (with its whole queue) and every session of the cell; on a gateway that serves several cells, of the
+     * default one (the namespace page says so of a namespace routed to another). An implementation may serve a
+     * copy up to about a second old to bound the cost of many open consoles; {@link CellSnapshot#takenAt()} says when
+     * it was read.
      */
     CompletableFuture<CellSnapshot> snapshot();
 
@@ -33,6 +36,15 @@ public interface ConsoleBackend {
      */
     default CompletableFuture<WaitFor> waitFor() {
         return CompletableFuture.failedFuture(new UnsupportedOperationException("this gateway keeps no wait-for graph"));
+    }
+
+    /**
+     * The cells this gateway serves, the default one first, each with whether it serves now and the namespaces routed
+     * to it (as {@code GET /v1/cells}). The default cannot: the cells page then says it cannot read them, and the
+     * overview and namespace pages leave the cells out.
+     */
+    default CompletableFuture<List<CellInfo>> cells() {
+        return CompletableFuture.failedFuture(new UnsupportedOperationException("this gateway lists no cells"));
     }
 
     /** One lock read fresh from ZooKeeper, with the recent events this gateway saw on it; empty when it has no queue. */

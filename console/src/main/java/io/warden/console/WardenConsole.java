@@ -25,8 +25,8 @@ import org.eclipse.jetty.server.Server;
  *
  * <p>Routes (all under {@code /console}): {@code /} overview; {@code /ns/{ns}} a namespace's locks;
  * {@code /locks/<name>} one lock; {@code /sessions}, {@code /sessions/{id}}; {@code /waits} the wait-for graph;
- * {@code /audit}; {@code /go?q=} search; {@code /suggest?q=} search suggestions; {@code /login} (GET, POST),
- * {@code /logout} (POST); {@code /actions/force-release} and {@code /actions/expire-session} (GET confirms, POST
+ * {@code /cells} the gateway's cells; {@code /audit}; {@code /go?q=} search; {@code /suggest?q=} search suggestions;
+ * {@code /login} (GET, POST), {@code /logout} (POST); {@code /actions/force-release} and {@code /actions/expire-session} (GET confirms, POST
  * does); {@code /static/{file}}; anything else under {@code /console} that no route (the console's or one the gateway
  * adds, before or after {@code mount}) takes is a console 404 page. Every page also
  * answers {@code ?fragment=1} with just its live region. {@link #mount} also enables webjars (htmx is served from
@@ -74,6 +74,7 @@ public final class WardenConsole {
         LockPage lock = new LockPage(backend, pages);
         SessionsPage sessions = new SessionsPage(backend, pages);
         WaitsPage waits = new WaitsPage(backend, pages);
+        CellsPage cells = new CellsPage(backend, pages);
         AuditPage audit = new AuditPage(backend, pages);
         SearchRoutes search = new SearchRoutes(backend, pages);
         AdminActions actions = new AdminActions(backend, pages);
@@ -86,6 +87,7 @@ public final class WardenConsole {
         get(cfg, "/console/sessions", sessions::list);
         get(cfg, "/console/sessions/{id}", sessions::detail);
         get(cfg, "/console/waits", waits::handle);
+        get(cfg, "/console/cells", cells::handle);
         get(cfg, "/console/audit", audit::handle);
         get(cfg, "/console/go", search::go);
         get(cfg, "/console/suggest", search::suggest);

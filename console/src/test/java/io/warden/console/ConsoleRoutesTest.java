@@ -455,4 +455,109 @@ class ConsoleRoutesTest {
         assertThat(r.body()).contains("id=\"deadlocks\"").contains("<strong>DEADLOCK</strong>")
                 .contains("data-on-deadlock=\"FAIL\"").contains("data-on-deadlock=\"WAIT\"").contains("bob-req-42");
     }
+
+    @Test
+    void cellsPage_listsEachCell_withTheDetailOfOneThatDoesNotServe_andItsNamespaces() throws Exception {
+        start(TOKEN);
+        backend.cells = Fixtures.twoCells("not connected to ZooKeeper at zkb1:2181,zkb2:2181");
+
+        HttpResponse<String> r = get("/console/cells");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertHtml(r);
+        String html = r.body();
+        assertThat(html).contains("<a href=\"/console/cells\" aria-current=\"page\">Cells</a>")
+                .contains("hx-get=\"/console/cells?fragment=1\"")
+                .contains("tr data-cell=\"default\" data-serving=\"yes\"")
+                .contains("tr data-cell=\"b\" data-serving=\"no\" class=\"bad\"")
+                .contains("NOT SERVING").contains("not connected to ZooKeeper at zkb1:2181,zkb2:2181")
+                .contains("1 of 2 cells does not serve")
+                .contains("every namespace not routed elsewhere")
+                .contains("<a class=\"mono chip\" href=\"/console/ns/pay\">pay</a>")
+                .doesNotContain("This gateway serves one cell");
+        assertThat(html.indexOf("data-cell=\"default\"")).as("the default cell first")
+                .isLessThan(html.indexOf("data-cell=\"b\""));
+
+        HttpResponse<String> fragment = get("/console/cells?fragment=1");
+        assertThat(fragment.statusCode()).isEqualTo(200);
+        assertThat(fragment.body()).doesNotContain("<html").contains("id=\"cells\"").contains("class=\"asof\"");
+    }
+
+    @Test
+    void cellsPage_showsEnsemblesAndChroots_toAdminsOnly() throws Exception {
+        start(TOKEN);
+        backend.cells = Fixtures.twoCells("rolled back");
+
+        String viewer = get("/console/cells").body();
+        assertThat(viewer).doesNotContain("zkb1:2181").doesNotContain("/warden-b").doesNotContain("<th>Ensemble</th>")
+                .contains("id=\"ensembles-hidden\"");
+
+        String admin = get("/console/cells", login("jane")).body();
+        assertThat(admin).contains("<th>Ensemble</th><th>Chroot</th>")
+                .contains("<code class=\"mono\">zkb1:2181,zkb2:2181</code>").contains("<code class=\"mono\">/warden-b</code>")
+                .doesNotContain("id=\"ensembles-hidden\"");
+    }
+
+    @Test
+    void cellsPage_ofAOneCellGateway_saysItServesOneCell() throws Exception {
+        start(TOKEN);
+        String html = get("/console/cells").body();
+        assertThat(html).contains("id=\"single-cell\"").contains("This gateway serves one cell")
+                .contains("tr data-cell=\"default\" data-serving=\"yes\"").doesNotContain("NOT SERVING");
+        assertThat(get("/console").body()).doesNotContain("cell-down").contains("id=\"cells-summary\"")
+                .contains("one cell");
+    }
+
+    @Test
+    void overview_warnsOfEachCellThatDoesNotServe_namingIt() throws Exception {
+        start(TOKEN);
+        backend.cells = Fixtures.twoCells("not connected to ZooKeeper at zkb1:2181,zkb2:2181");
+
+        HttpResponse<String> r = get("/console");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.body()).contains("class=\"banner error cell-down\" role=\"alert\" data-cell=\"b\"")
+                .contains("Cell <strong>b</strong> is").contains("<strong>NOT SERVING</strong>: not connected to ZooKeeper at zkb1:2181")
+                .contains("<code class=\"mono\">pay</code>")
+                .doesNotContain("data-cell=\"default\"")
+                .contains("tr data-lock=\"payments/invoice-42\""); // the rest of the overview as usual
+        assertThat(get("/console?fragment=1").body()).contains("cell-down");
+
+        backend.cells = Fixtures.twoCells(null).stream()
+                .map(c -> new io.warden.console.model.CellInfo(c.name(), c.zk(), c.chroot(), true, null, c.namespaces()))
+                .toList();
+        assertThat(get("/console").body()).doesNotContain("cell-down").contains("2 cells");
+    }
+
+    @Test
+    void namespacePage_namesTheCellThatServesIt() throws Exception {
+        start(TOKEN);
+        backend.cells = Fixtures.twoCells("rolled back: its high-water mark is ahead");
+
+        String pay = get("/console/ns/pay").body();
+        assertThat(pay).contains("<p id=\"cell\" data-cell=\"b\">Served by cell <a class=\"mono\" href=\"/console/cells\">b</a>")
+                .contains("NOT SERVING").contains("rolled back: its high-water mark is ahead")
+                .contains("id=\"other-cell\"").contains("No locks of <code class=\"mono\">pay</code> in the default cell")
+                .doesNotContain("nothing in <code class=\"mono\">pay</code> is held");
+
+        String payments = get("/console/ns/payments").body();
+        assertThat(payments).contains("<p id=\"cell\" data-cell=\"default\">").contains("serving")
+                .doesNotContain("id=\"other-cell\"").contains("tr data-lock=\"payments/invoice-42\"");
+    }
+
+    @Test
+    void aBackendThatListsNoCells_leavesThemOut_andItsCellsPageSaysSo() throws Exception {
+        start(TOKEN);
+        backend.cells = null;
+
+        HttpResponse<String> cells = get("/console/cells");
+        assertThat(cells.statusCode()).isEqualTo(503);
+        assertHtml(cells);
+        assertThat(cells.body()).contains("this gateway lists no cells");
+
+        HttpResponse<String> overview = get("/console");
+        assertThat(overview.statusCode()).isEqualTo(200);
+        assertThat(overview.body()).doesNotContain("cells-summary").doesNotContain("cell-down");
+        HttpResponse<String> ns = get("/console/ns/payments");
+        assertThat(ns.statusCode()).isEqualTo(200);
+        assertThat(ns.body()).doesNotContain("id=\"cell\"").contains("tr data-lock=\"payments/invoice-42\"");
+    }
 }

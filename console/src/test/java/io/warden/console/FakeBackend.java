@@ -2,6 +2,7 @@ package io.warden.console;
 
 import io.warden.console.model.AdminResult;
 import io.warden.console.model.AuditEntry;
+import io.warden.console.model.CellInfo;
 import io.warden.console.model.CellSnapshot;
 import io.warden.console.model.Health;
 import io.warden.console.model.LockDetail;
@@ -25,6 +26,8 @@ public final class FakeBackend implements ConsoleBackend {
     public volatile CellSnapshot snapshot = Fixtures.cell();
     public volatile Health health = Fixtures.health();
     public volatile WaitFor waitFor = Fixtures.waitFor();
+    /** The gateway's cells; null for a backend that lists none (the interface's default). */
+    public volatile List<CellInfo> cells = Fixtures.oneCell();
     public final Map<String, LockDetail> details = new ConcurrentHashMap<>(Map.of("payments/invoice-42", Fixtures.invoice42Detail()));
     public final List<AuditEntry> audit = Collections.synchronizedList(new ArrayList<>());
     public volatile String failing;
@@ -47,6 +50,15 @@ public final class FakeBackend implements ConsoleBackend {
         }
         return failing != null ? CompletableFuture.failedFuture(new IllegalStateException(failing))
                 : CompletableFuture.supplyAsync(() -> waitFor);
+    }
+
+    @Override
+    public CompletableFuture<List<CellInfo>> cells() {
+        if (failing != null) {
+            return CompletableFuture.failedFuture(new IllegalStateException(failing));
+        }
+        List<CellInfo> c = cells;
+        return c == null ? ConsoleBackend.super.cells() : CompletableFuture.supplyAsync(() -> c);
     }
 
     @Override

@@ -1,5 +1,6 @@
 package io.warden.console;
 
+import io.warden.console.model.CellInfo;
 import io.warden.console.model.CellSnapshot;
 import io.warden.console.model.Health;
 import io.warden.console.model.LockDetail;
@@ -109,6 +110,17 @@ public final class Fixtures {
                 new Health.ZkServer("zk1:2181", "follower", 4294971000L, 12, null),
                 new Health.ZkServer("zk2:2181", "leader", 4294971002L, 9, null),
                 new Health.ZkServer("zk3:2181", null, null, null, "Connection refused")));
+    }
+
+    /** A gateway that serves only its default cell. */
+    public static List<CellInfo> oneCell() {
+        return List.of(new CellInfo(CellInfo.DEFAULT, "zk1:2181,zk2:2181,zk3:2181", "/warden", true, null, List.of()));
+    }
+
+    /** The default cell, serving, and cell {@code b} (namespace {@code pay}), which lost its ensemble. */
+    public static List<CellInfo> twoCells(String detail) {
+        return List.of(new CellInfo(CellInfo.DEFAULT, "zk1:2181,zk2:2181,zk3:2181", "/warden", true, null, List.of()),
+                new CellInfo("b", "zkb1:2181,zkb2:2181", "/warden-b", false, detail, List.of("pay")));
     }
 
     /** Serves {@code console} alone on a free loopback port (stop it with {@code app.stop()}). */

@@ -14,6 +14,7 @@ import io.warden.console.model.Mode;
 import io.warden.console.model.QueuedRequest;
 import io.warden.console.view.AsOf;
 import io.warden.console.view.AuditView;
+import io.warden.console.view.CellsView;
 import io.warden.console.view.ConfirmView;
 import io.warden.console.view.LockListing;
 import io.warden.console.view.LockView;
@@ -275,5 +276,42 @@ class TemplatesTest {
         String lockHtml = templates.render("lock_live", page(admin, "jobs/x"),
                 LockView.of("jobs/x", Optional.of(new io.warden.console.model.LockDetail(lock, 3, List.of())), NOW));
         assertThat(lockHtml).contains("direct (Curator)").contains("data-session=\"\" data-token=\"5\"");
+    }
+
+    @Test
+    void cellDetails_areEscaped_onTheCellsOverviewAndNamespacePages() {
+        var cells = Fixtures.twoCells(HOSTILE);
+        var cell = Fixtures.cell();
+        List<String> pages = new ArrayList<>();
+        pages.add(templates.render("cells", page(admin, ""), new CellsView(cells, new AsOf(NOW, -1, NOW))));
+        pages.add(templates.render("cells", page(viewer, ""), new CellsView(cells, new AsOf(NOW, -1, NOW))));
+        pages.add(templates.render("overview", page(viewer, ""), new OverviewView(Overview.of(cell, NOW), null,
+                Fixtures.health(), null, NOW, cells, null)));
+        pages.add(templates.render("namespace", page(viewer, "pay"), new NamespaceView(
+                LockListing.page(cell, "pay", "", "", 50, NOW), List.of(), CellsView.servingCell(cells, "pay"))));
+        for (String html : pages) {
+            assertThat(html).doesNotContain(HOSTILE).contains(ESCAPED);
+        }
+    }
+
+    @Test
+    void overview_saysWhenTheCellsCannotBeRead() {
+        String html = templates.render("overview_live", page(viewer, ""), new OverviewView(Overview.of(Fixtures.cell(), NOW),
+                null, Fixtures.health(), null, NOW, null, "no answer within 10 s"));
+        assertThat(html).contains("id=\"cells-summary\"").contains("cannot read the cells: no answer within 10 s")
+                .doesNotContain("cell-down");
+    }
+
+    @Test
+    void cells_aDefaultCellThatDoesNotServe_isNamed_andItsRoutedNamespacesListed() {
+        var cells = List.of(new io.warden.console.model.CellInfo("default", "zk1:2181", null, false,
+                "not connected to ZooKeeper at zk1:2181", List.of("ops")));
+        String overview = templates.render("overview_live", page(viewer, ""), new OverviewView(null, "x", null, "y", NOW,
+                cells, null));
+        assertThat(overview).contains("data-cell=\"default\"").contains("every namespace not routed to another cell");
+        String page = templates.render("cells_live", page(admin, ""), new CellsView(cells, new AsOf(NOW, -1, NOW)));
+        assertThat(page).contains("every namespace not routed elsewhere, and")
+                .contains("href=\"/console/ns/ops\">ops</a>").contains("<span class=\"muted\">—</span>") // no chroot
+                .contains("This gateway serves one cell");
     }
 }

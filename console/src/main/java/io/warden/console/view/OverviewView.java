@@ -1,10 +1,12 @@
 package io.warden.console.view;
 
+import io.warden.console.model.CellInfo;
 import io.warden.console.model.Health;
+import java.util.List;
 
 /**
- * The overview page: the cell's numbers and the health of the gateway and ZooKeeper, each of which may have failed
- * on its own.
+ * The overview page: the cell's numbers, the health of the gateway and ZooKeeper, and the gateway's cells, each of
+ * which may have failed on its own.
  *
  * <p>Concurrency: an immutable value; safe to share between threads.
  *
@@ -12,9 +14,25 @@ import io.warden.console.model.Health;
  * @param snapshotError why, or null
  * @param health        null when health could not be read
  * @param healthError   why, or null
+ * @param cells         the gateway's cells, default first; null when they could not be read or the backend lists none
+ * @param cellsError    why they could not be read, or null (also when the backend lists no cells)
  */
 public record OverviewView(Overview overview, String snapshotError, Health health, String healthError,
-                           java.time.Instant now) {
+                           java.time.Instant now, List<CellInfo> cells, String cellsError) {
+    public OverviewView {
+        cells = cells == null ? null : List.copyOf(cells);
+    }
+
+    /** An overview that knows nothing of cells. */
+    public OverviewView(Overview overview, String snapshotError, Health health, String healthError, java.time.Instant now) {
+        this(overview, snapshotError, health, healthError, now, null, null);
+    }
+
+    /** The cells that do not serve now; empty when none, or when the cells are not known. */
+    public List<CellInfo> notServing() {
+        return cells == null ? List.of() : CellsView.notServing(cells);
+    }
+
     /** The ZooKeeper server that says it leads, or null. */
     public String zkLeader() {
         if (health == null) {

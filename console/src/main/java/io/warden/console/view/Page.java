@@ -6,7 +6,7 @@ package io.warden.console.view;
  * <p>Concurrency: an immutable value; safe to share between threads.
  *
  * @param title   the page's title (the layout adds " · Warden")
- * @param nav     which navigation entry is current: overview, sessions, waits, audit, or empty
+ * @param nav     which navigation entry is current: overview, sessions, waits, cells, audit, or empty
  * @param viewer  who looks
  * @param search  what the search box shows (the name or prefix this page is about), or empty
  * @param pollMs  how often live regions refresh

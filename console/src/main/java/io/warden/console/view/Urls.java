@@ -21,6 +21,10 @@ public final class Urls {
         return ROOT;
     }
 
+    public static String cells() {
+        return ROOT + "/cells";
+    }
+
     public static String lock(String name) {
         StringJoiner path = new StringJoiner("/", ROOT + "/locks/", "");
         for (String segment : name.split("/", -1)) {

@@ -3,6 +3,7 @@ package io.warden.service.console;
 import io.warden.console.ConsoleBackend;
 import io.warden.console.model.AdminResult;
 import io.warden.console.model.AuditEntry;
+import io.warden.console.model.CellInfo;
 import io.warden.console.model.CellSnapshot;
 import io.warden.console.model.Health;
 import io.warden.console.model.LockDetail;
@@ -261,6 +262,17 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
                 .exceptionally(e -> List.of()) : CompletableFuture.completedFuture(List.of());
         return c.value().thenCombine(gateways, (zkServers, gws) -> new Health(gatewayId, warden.ready(),
                 leader.getAsBoolean(), gws.stream().sorted().toList(), zk.connected(), zkConnect, zkServers));
+    }
+
+    /**
+     * The gateway's cells as the router lists them ({@link Warden#cells()}, as {@code GET /v1/cells}): every one, with
+     * its ensemble and chroot; the console decides who sees those.
+     */
+    @Override
+    public CompletableFuture<List<CellInfo>> cells() {
+        return warden.cells().thenApply(cells -> cells.stream()
+                .map(c -> new CellInfo(c.name(), c.zk(), c.chroot(), c.serving(), c.detail(), c.namespaces()))
+                .toList());
     }
 
     // ------------------------------------------------------------------ admin actions

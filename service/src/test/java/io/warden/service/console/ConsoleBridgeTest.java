@@ -2,6 +2,7 @@ package io.warden.service.console;
 
 import io.warden.console.model.AdminResult;
 import io.warden.console.model.AuditEntry;
+import io.warden.console.model.CellInfo;
 import io.warden.console.model.CellSnapshot;
 import io.warden.console.model.Health;
 import io.warden.console.model.LockDetail;
@@ -239,6 +240,18 @@ class ConsoleBridgeTest {
             assertThat(s.mode()).isEqualTo("standalone");
             assertThat(s.zxid()).isPositive();
             assertThat(s.connections()).isPositive();
+        });
+    }
+
+    @Test
+    void cells_ofAOneCellGateway_areTheDefaultAlone_withItsEnsemble() {
+        List<CellInfo> cells = console.cells().orTimeout(20, TimeUnit.SECONDS).join();
+        assertThat(cells).singleElement().satisfies(c -> {
+            assertThat(c.name()).isEqualTo(CellInfo.DEFAULT);
+            assertThat(c.serving()).isTrue();
+            assertThat(c.detail()).isNull();
+            assertThat(c.zk()).isEqualTo(fx.server.getConnectString());
+            assertThat(c.namespaces()).isEmpty();
         });
     }
 

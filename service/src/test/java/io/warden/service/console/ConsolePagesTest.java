@@ -125,6 +125,17 @@ class ConsolePagesTest {
     }
 
     @Test
+    void cellsPage_ofAOneCellGateway_saysItServesOneCell() throws Exception {
+        HttpResponse<String> page = get("/console/cells");
+        assertThat(page.statusCode()).isEqualTo(200);
+        assertThat(page.body()).contains("This gateway serves one cell", "tr data-cell=\"default\" data-serving=\"yes\"")
+                .doesNotContain("NOT SERVING");
+        assertThat(get("/console").body()).contains("id=\"cells-summary\"").doesNotContain("cell-down");
+        assertThat(get("/console/ns/payments").body()).contains("<p id=\"cell\" data-cell=\"default\">")
+                .doesNotContain("id=\"other-cell\"");
+    }
+
+    @Test
     void hostileClientIds_areEscaped() throws Exception {
         String evil = session(w, "<script>alert(1)</script>", 10_000);
         join(w.acquire(exclusive(evil, "payments/evil", 0)));
