@@ -349,6 +349,13 @@ class WardenCliTest {
                     .endsWith("namespaces: orders,pay");
             assertThat(warden("cells", "--json").json().path("cells").get(1).path("namespaces").size()).isEqualTo(2);
 
+            Run moved = warden("cells", "move", "orders", "default", "--deadline", "2s");
+            assertThat(moved.code()).as(moved.err()).isZero();
+            assertThat(moved.out()).startsWith("moved namespace orders from cell b to cell default in ");
+            assertThat(warden("cells").out().lines().toList().get(1)).endsWith("namespaces: pay");
+            assertThat(warden("cells", "move", "orders", "default").out()).contains("in cell default already");
+            assertThat(warden("cells", "move", "orders", "nowhere").code()).isEqualTo(2);
+
             cellB.stop();
             WardenFixture.await("cell b not serving", () -> warden("cells").code() == 5);
             assertThat(warden("cells").out()).contains("b  NOT SERVING");

@@ -52,8 +52,9 @@ import java.util.concurrent.CompletableFuture;
  * (no name or prefix) covers the session's locks of the default cell only; a watch of a name or prefix goes to its
  * namespace's cell.
  *
- * <p>Concurrency: immutable after construction (the routes are fixed for the gateway's life); every call may come from
- * any thread, and each cell's parts keep their own rules.
+ * <p>Concurrency: the cells are fixed for the gateway's life; the routes are each cell's {@code CellRouting}, changed by
+ * moves and read here without locks; {@link #awaitingRoutes} is a concurrent set. Every call may come from any thread,
+ * and each cell's parts keep their own rules.
  */
 final class CellRouter implements Warden, WatchSource {
     private static final Logger log = LoggerFactory.getLogger(CellRouter.class);
@@ -61,35 +62,134 @@ final class CellRouter implements Warden, WatchSource {
     private final CellRuntime home;
     /** Every cell by name, the default first. */
     private final Map<String, CellRuntime> cells;
-    /** Namespace to cell name, for the namespaces not served by the default cell. */
-    private final Map<String, String> routes;
+    private final io.warden.service.time.Clock clock;
+    /**
+     * Calls waiting for their namespace to be served again (a move under way): each completes at the next change of
+     * any cell's routes (and then looks again) or at its own deadline. Bounded by the calls held open on this gateway.
+     */
+    private final java.util.Set<CompletableFuture<Void>> awaitingRoutes = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** How many times a call is routed again after a cell said it no longer serves the namespace. */
+    private static final int REROUTES = 3;
 
-    CellRouter(List<CellRuntime> runtimes, Map<String, String> routes) {
+    CellRouter(List<CellRuntime> runtimes, io.warden.service.time.Clock clock) {
         Map<String, CellRuntime> byName = new LinkedHashMap<>();
         for (CellRuntime r : runtimes) {
             byName.put(r.name(), r);
         }
         this.cells = java.util.Collections.unmodifiableMap(byName);
+        this.clock = clock;
         this.home = cells.get(CellRuntime.DEFAULT);
         if (home == null) {
             throw new IllegalArgumentException("no default cell");
         }
-        for (Map.Entry<String, String> route : routes.entrySet()) {
-            if (!cells.containsKey(route.getValue())) {
-                throw new IllegalArgumentException("the route of " + route.getKey() + " names cell " + route.getValue()
-                        + ", which is not configured");
-            }
+        for (CellRuntime r : runtimes) {
+            r.routing().onChange(this::routesChanged);
         }
-        this.routes = Map.copyOf(routes);
     }
 
-    /** The cell that serves {@code namespace}. */
+    /** Wakes every call waiting for a route; each looks again (on ZooKeeper's event thread: it only completes futures). */
+    private void routesChanged() {
+        for (CompletableFuture<Void> waiting : List.copyOf(awaitingRoutes)) {
+            awaitingRoutes.remove(waiting);
+            waiting.complete(null);
+        }
+    }
+
+    /**
+     * The cell that serves {@code namespace} now as this gateway knows the routes, or null while none does (a move
+     * between its freeze and its flip). A one-cell gateway's only cell serves everything.
+     */
     CellRuntime cellOf(String namespace) {
-        return cells.get(routes.getOrDefault(namespace, CellRuntime.DEFAULT));
+        if (cells.size() == 1) {
+            return home;
+        }
+        for (CellRuntime cell : cells.values()) {
+            if (cell.routing().serves(namespace)) {
+                return cell;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * The cell to read {@code namespace} from: the one that serves it, else the one it is being moved from (its entries
+     * are there until the move flips it). Reads never wait for a move.
+     */
+    CellRuntime readCellOf(String namespace) {
+        CellRuntime serving = cellOf(namespace);
+        if (serving != null) {
+            return serving;
+        }
+        for (CellRuntime cell : cells.values()) {
+            if (cell.routing().frozen(namespace)) {
+                return cell;
+            }
+        }
+        return home;
     }
 
     private CellRuntime cellOf(LockName name) {
-        return cellOf(name.namespace());
+        return readCellOf(name.namespace());
+    }
+
+    /**
+     * Completes with the cell that serves {@code namespace} once one does, waiting (no thread) for the routes to change
+     * while none does, up to {@code deadlineNanos} on the gateway's clock; then fails with 503.
+     */
+    private CompletableFuture<CellRuntime> served(String namespace, long deadlineNanos) {
+        CellRuntime cell = cellOf(namespace);
+        if (cell != null) {
+            return CompletableFuture.completedFuture(cell);
+        }
+        long left = deadlineNanos - clock.read();
+        if (left <= 0) {
+            return CompletableFuture.failedFuture(new io.warden.service.api.NotServedException(null, namespace, true));
+        }
+        CompletableFuture<Void> changed = new CompletableFuture<>();
+        awaitingRoutes.add(changed);
+        io.warden.service.time.Clock.Cancellable timer = clock.schedule(java.time.Duration.ofNanos(left), () -> {
+            awaitingRoutes.remove(changed);
+            changed.complete(null);
+        });
+        if (cellOf(namespace) != null) { // changed between the look and the registration
+            awaitingRoutes.remove(changed);
+            changed.complete(null);
+        }
+        return changed.thenCompose(v -> {
+            timer.cancel();
+            return served(namespace, deadlineNanos);
+        });
+    }
+
+    /** After a cell refused a write as not serving the namespace: its routes read again, so the next look is current. */
+    private CompletableFuture<Void> refreshed() {
+        List<CompletableFuture<?>> loads = new ArrayList<>();
+        for (CellRuntime cell : cells.values()) {
+            loads.add(cell.routing().load());
+        }
+        return CompletableFuture.allOf(loads.toArray(CompletableFuture[]::new)).exceptionally(e -> null);
+    }
+
+    private static boolean notServed(Throwable err) {
+        return Zk.unwrap(err) instanceof io.warden.service.api.NotServedException;
+    }
+
+    /** Set once, before the gateway serves: what {@link #moveNamespace} hands moves to. */
+    private volatile CellMoves moves;
+
+    void useMoves(CellMoves m) {
+        this.moves = m;
+    }
+
+    @Override
+    public CompletableFuture<io.warden.service.api.MoveResult> moveNamespace(String namespace, String cell, long deadlineMs,
+                                                                             String by) {
+        CellMoves m = moves;
+        if (m == null || cells.size() == 1) {
+            return CompletableFuture.failedFuture(WardenException.invalid("cell", "this gateway serves one cell (no "
+                    + "cells setting): there is nowhere to move a namespace to"));
+        }
+        return m.move(namespace, cell, deadlineMs, by);
     }
 
     /** Every cell, the default first. */
@@ -248,26 +348,88 @@ final class CellRouter implements Warden, WatchSource {
 
     // ------------------------------------------------------------------ locks
 
+    /**
+     * Goes to the cell that serves the name's namespace. While a move has the namespace served by no cell, the call
+     * waits (no thread) for the move to flip it, within its own {@code wait_ms}; what it waited is taken off the wait it
+     * gets in the cell. A cell that refuses the write as not serving the namespace (this gateway's view of the routes
+     * was behind) has its routes read again, and the call is routed again.
+     */
     @Override
     public CompletableFuture<AcquireResult> acquire(AcquireRequest request) {
-        CellRuntime cell = cellOf(request.name());
-        return joined(request.sessionId(), cell).thenCompose(v -> cell.service().acquire(request));
+        if (cells.size() == 1) {
+            return home.service().acquire(request);
+        }
+        long start = clock.read();
+        return acquire(request, start, 0);
+    }
+
+    private CompletableFuture<AcquireResult> acquire(AcquireRequest request, long start, int reroutes) {
+        long deadline = start + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(request.waitMs());
+        return served(request.name().namespace(), deadline).thenCompose(cell -> {
+            long waited = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(clock.read() - start);
+            AcquireRequest rest = waited <= 0 ? request : new AcquireRequest(request.sessionId(), request.name(),
+                    request.mode(), Math.max(0, request.waitMs() - waited), request.requestId(), request.onTimeout(),
+                    request.requestIdGiven(), request.permits(), request.onDeadlock());
+            return joined(request.sessionId(), cell).thenCompose(v -> cell.service().acquire(rest));
+        }).handle((r, err) -> {
+            if (err == null) {
+                return CompletableFuture.completedFuture(r);
+            }
+            if (notServed(err) && reroutes < REROUTES) {
+                return refreshed().thenCompose(v -> acquire(request, start, reroutes + 1));
+            }
+            return CompletableFuture.<AcquireResult>failedFuture(Zk.unwrap(err));
+        }).thenCompose(f -> f);
     }
 
     @Override
     public CompletableFuture<MultiAcquireResult> acquireAll(MultiAcquireRequest request) {
-        CellRuntime cell = null;
-        for (LockName name : request.names()) {
-            CellRuntime c = cellOf(name);
-            if (cell != null && c != cell) {
-                return CompletableFuture.failedFuture(WardenException.invalid("names", "every name of a multi-lock "
-                        + "request must be in namespaces of one cell (one transaction is one ZooKeeper ensemble): "
-                        + request.names().get(0) + " is in cell " + cell.name() + ", " + name + " in cell " + c.name()));
-            }
-            cell = c;
+        if (cells.size() == 1) {
+            return home.service().acquireAll(request);
         }
-        CellRuntime only = cell;
-        return joined(request.sessionId(), only).thenCompose(v -> only.service().acquireAll(request));
+        long start = clock.read();
+        return acquireAll(request, start, start + java.util.concurrent.TimeUnit.MILLISECONDS.toNanos(request.waitMs()), 0);
+    }
+
+    /**
+     * As {@link #acquire}: waits while a name's namespace is served by no cell (a move), then sends the request to the
+     * one cell that serves every name; names of two cells are a 400.
+     */
+    private CompletableFuture<MultiAcquireResult> acquireAll(MultiAcquireRequest request, long start, long deadline,
+                                                             int reroutes) {
+        CompletableFuture<CellRuntime> first = CompletableFuture.completedFuture(null);
+        for (LockName name : request.names()) {
+            first = first.thenCompose(v -> served(name.namespace(), deadline));
+        }
+        return first.thenCompose(v -> {
+            CellRuntime cell = null;
+            for (LockName name : request.names()) {
+                CellRuntime c = cellOf(name.namespace());
+                if (c == null) {
+                    throw new io.warden.service.api.NotServedException(null, name.namespace(), true);
+                }
+                if (cell != null && c != cell) {
+                    throw WardenException.invalid("names", "every name of a multi-lock request must be in namespaces of "
+                            + "one cell (one transaction is one ZooKeeper ensemble): " + request.names().get(0)
+                            + " is in cell " + cell.name() + ", " + name + " in cell " + c.name());
+                }
+                cell = c;
+            }
+            CellRuntime only = cell;
+            long waited = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(clock.read() - start);
+            MultiAcquireRequest rest = waited <= 0 ? request : new MultiAcquireRequest(request.sessionId(), request.names(),
+                    request.mode(), Math.max(0, request.waitMs() - waited), request.requestId(), request.onTimeout(),
+                    request.requestIdGiven(), request.onDeadlock());
+            return joined(request.sessionId(), only).thenCompose(x -> only.service().acquireAll(rest));
+        }).handle((r, err) -> {
+            if (err == null) {
+                return CompletableFuture.completedFuture(r);
+            }
+            if (notServed(err) && reroutes < REROUTES) {
+                return refreshed().thenCompose(v -> acquireAll(request, start, deadline, reroutes + 1));
+            }
+            return CompletableFuture.<MultiAcquireResult>failedFuture(Zk.unwrap(err));
+        }).thenCompose(f -> f);
     }
 
     /** Ends the request in every cell of the session: a request id names one request, in whichever cell it was made. */
@@ -320,7 +482,7 @@ final class CellRouter implements Warden, WatchSource {
     @Override
     public CompletableFuture<LockPage> locks(String namespace, String prefix, int limit, String after) {
         if (namespace != null || cells.size() == 1) {
-            return (namespace == null ? home : cellOf(namespace)).service().locks(namespace, prefix, limit, after);
+            return (namespace == null ? home : readCellOf(namespace)).service().locks(namespace, prefix, limit, after);
         }
         List<CellRuntime> order = all();
         List<CompletableFuture<LockPage>> pages = new ArrayList<>();
@@ -336,7 +498,7 @@ final class CellRouter implements Warden, WatchSource {
                     cut = page.nextAfter();
                 }
                 for (io.warden.service.api.LockSummary lock : page.locks()) {
-                    if (cellOf(LockName.parse(lock.name()).namespace()) == order.get(i)) {
+                    if (readCellOf(LockName.parse(lock.name()).namespace()) == order.get(i)) {
                         merged.add(lock);
                     }
                 }
@@ -378,7 +540,7 @@ final class CellRouter implements Warden, WatchSource {
             List<NamespaceStats> out = new ArrayList<>();
             for (int i = 0; i < order.size(); i++) {
                 for (NamespaceStats ns : lists.get(i).join()) {
-                    if (cellOf(ns.namespace()) == order.get(i)) {
+                    if (readCellOf(ns.namespace()) == order.get(i)) {
                         out.add(ns);
                     }
                 }
@@ -392,8 +554,8 @@ final class CellRouter implements Warden, WatchSource {
     public CompletableFuture<List<CellView>> cells() {
         List<CellView> out = new ArrayList<>();
         for (CellRuntime cell : cells.values()) {
-            List<String> namespaces = routes.entrySet().stream().filter(e -> e.getValue().equals(cell.name()))
-                    .map(Map.Entry::getKey).sorted().toList();
+            io.warden.service.cell.CellRouting.Snapshot routes = cell.routing().current();
+            List<String> namespaces = routes == null || cell == home ? List.of() : routes.routes().serves();
             boolean serving = cell.ready();
             out.add(new CellView(cell.name(), cell.config().zkConnect(), cell.config().chroot(), serving,
                     serving ? null : notServing(cell), namespaces));
@@ -435,7 +597,7 @@ final class CellRouter implements Warden, WatchSource {
     @Override
     public Subscription subscribe(WatchFilter filter, Long sinceRevision, WatchSink sink) {
         String namespace = filter.namespace();
-        return (namespace == null ? home : cellOf(namespace)).subscribe(filter, sinceRevision, sink);
+        return (namespace == null ? home : readCellOf(namespace)).subscribe(filter, sinceRevision, sink);
     }
 
     /** Every cell's deadlocks, in one report: a cycle is always within one cell (a cell's graph knows only its locks). */

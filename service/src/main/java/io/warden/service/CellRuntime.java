@@ -3,6 +3,7 @@ package io.warden.service;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.warden.service.cell.CellGuard;
+import io.warden.service.cell.CellRouting;
 import io.warden.service.config.WardenConfig;
 import io.warden.service.lock.LockEngine;
 import io.warden.service.lock.LockLister;
@@ -83,6 +84,8 @@ final class CellRuntime implements AutoCloseable {
     private final Zk zk;
     /** Refuses the cell when it lost committed state; the token floor. */
     private final CellGuard guard;
+    /** Which namespaces the cell serves, and the check every write of a queue entry carries ({@link CellRouting}). */
+    private final CellRouting routing;
     private final LockEngine engine;
     private final SessionManager sessions;
     private final LockLister lister;
@@ -152,8 +155,9 @@ final class CellRuntime implements AutoCloseable {
         this.zk = new Zk(client, metrics, Batching.DEFAULT.within(packet));
         this.guard = new CellGuard(zk, config.chroot(), config.dataDir(), clock, gatewayId, meters);
         QueueListing queues = new QueueListing(zk, packet, metrics);
+        this.routing = new CellRouting(zk, clock, name, DEFAULT.equals(name));
         this.engine = new LockEngine(zk, clock, metrics, queues, config.maxRequestsPerSession(), config.maxWaitersPerLock(),
-                config.maxEntriesPerLock(), config.maxRequestsPerPrincipal(), guard.tokens(), rules.grants());
+                config.maxEntriesPerLock(), config.maxRequestsPerPrincipal(), guard.tokens(), routing, rules.grants());
         this.sessions = new SessionManager(zk, clock, metrics, engine, queues, Owner.newIncarnation(gatewayId),
                 config.sessionTtlMin(), config.sessionTtlMax(), config.sessionTtlDefault(), config.maxSessionsPerGateway(),
                 config.maxSessionsPerPrincipal(), SessionManager.vouchBound(config.zkSessionTimeout()), rules.expiry());
@@ -200,6 +204,11 @@ final class CellRuntime implements AutoCloseable {
                 .description("deadlocks (cycles of the wait-for graph) this gateway's watch mirror shows now").register(meters);
     }
 
+    private String describe(io.warden.service.zk.CellRoutes r) {
+        String served = DEFAULT.equals(name) ? "every namespace but " + r.away() : "namespaces " + r.serves();
+        return served + (r.moving().isEmpty() ? "" : ", moving " + r.moving());
+    }
+
     /** The watch mirror's bound: watch-mirror-bytes, or half the heap when it is 0. */
     static long mirrorBytes(WardenConfig config) {
         return config.watchMirrorBytes() > 0 ? config.watchMirrorBytes() : Runtime.getRuntime().maxMemory() / 2;
@@ -209,10 +218,13 @@ final class CellRuntime implements AutoCloseable {
      * Connects, makes what the cell lacks (top nodes, shards, the ACL), checks the cell against this gateway's mark of
      * it, registers, takes back its earlier run's sessions (a configured gateway id), starts the watch mirror,
      * revocations and the leader election. {@code ownSinks} are the gateway's whole-cell subscribers of the mirror.
+     * {@code seed}: on a gateway that serves several cells, the routes this cell starts with when it has none yet (the
+     * {@code routes} setting); routes it has already are kept, whatever the setting says (moves change them). Null on a
+     * one-cell gateway: the routes are only read.
      *
      * @throws IllegalStateException when the cell cannot be reached or prepared within the start's wait
      */
-    void begin(List<WatchSink> ownSinks) {
+    void begin(List<WatchSink> ownSinks, io.warden.service.zk.CellRoutes seed) {
         client.start();
         try {
             long waitMs = Math.max(config.zkSessionTimeout().toMillis(), 5000);
@@ -224,6 +236,13 @@ final class CellRuntime implements AutoCloseable {
             untilConnected("the cell's top nodes", startDeadline, () -> CellLayout.makeTop(client));
             untilConnected("the shards of /sessions and /lockdelay", startDeadline, () -> makeShards(waitMs));
             protectCell();
+            CellRouting.Snapshot routes = (seed == null ? routing.load() : routing.seed(seed))
+                    .get(waitMs, TimeUnit.MILLISECONDS);
+            if (seed != null && !routes.routes().equals(seed)) {
+                log.warn("cell {} serves {} by the routes in its ZooKeeper, not {} as the routes setting says: the routes "
+                        + "a cell has are kept, and change only by moves (PUT /v1/namespaces/NAMESPACE/cell)", name,
+                        describe(routes.routes()), describe(seed));
+            }
             // Before anything serves: compare the cell with what this gateway saw of it (its data directory). A cell
             // that went back is refused (503 for every call), not a reason not to start.
             guard.start(Duration.ofMillis(waitMs));
@@ -581,6 +600,10 @@ final class CellRuntime implements AutoCloseable {
 
     CellGuard guard() {
         return guard;
+    }
+
+    CellRouting routing() {
+        return routing;
     }
 
     Zk zk() {

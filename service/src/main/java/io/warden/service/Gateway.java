@@ -89,7 +89,8 @@ public final class Gateway implements AutoCloseable {
         }
         this.cells = List.copyOf(runtimes);
         this.home = cells.get(0);
-        this.router = new CellRouter(cells, config.routes());
+        this.router = new CellRouter(cells, clock);
+        router.useMoves(new CellMoves(router, clock, audit));
         this.console = new ConsoleBridge(home.zk(), router, home.lister(), home.sessions(), clock,
                 java.time.Clock.systemUTC(), gatewayId, config.zkConnect(), home.zkSecurity().probeSockets(), home::isLeader);
         audits.set(console);
@@ -173,7 +174,7 @@ public final class Gateway implements AutoCloseable {
      */
     private void begin() {
         for (CellRuntime cell : cells) {
-            cell.begin(List.of(new RevocationEvents(cell.revocations(), http)));
+            cell.begin(List.of(new RevocationEvents(cell.revocations(), http)), cells.size() == 1 ? null : seed(cell.name()));
         }
         console.start(home.watches());
         http.start(config.httpHost(), config.httpPort());
@@ -185,6 +186,20 @@ public final class Gateway implements AutoCloseable {
                 config.zkConnect(), config.chroot(), home.zkSecurity().describe(), cells.size() == 1 ? ""
                         : "; cells " + cells.stream().map(c -> c.name() + " at " + c.config().zkConnect()
                         + c.config().chroot()).toList() + ", routes " + config.routes());
+    }
+
+    /**
+     * The routes cell {@code name} starts with when it has none: the namespaces the {@code routes} setting gives it (for
+     * the default cell: those it gives any other cell, which it does not serve).
+     */
+    private io.warden.service.zk.CellRoutes seed(String name) {
+        List<String> mine = new ArrayList<>();
+        List<String> elsewhere = new ArrayList<>();
+        config.routes().forEach((namespace, cell) -> (cell.equals(name) ? mine : elsewhere).add(namespace));
+        return CellRuntime.DEFAULT.equals(name)
+                ? new io.warden.service.zk.CellRoutes(List.of(), elsewhere.stream()
+                        .filter(ns -> !CellRuntime.DEFAULT.equals(config.routes().get(ns))).toList(), java.util.Map.of())
+                : new io.warden.service.zk.CellRoutes(mine, List.of(), java.util.Map.of());
     }
 
     /** The URL other gateways reach this one at: advertise-host, else http-host, else this machine's name. */

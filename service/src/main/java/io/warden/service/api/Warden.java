@@ -103,6 +103,16 @@ public interface Warden {
     }
 
     /**
+     * Moves {@code namespace} to cell {@code cell} (docs/api.md, "Moving a namespace"): new acquires wait while the
+     * namespace's holds in its old cell end by themselves, or at {@code deadlineMs} are ended; tokens keep growing. A
+     * move cut short is completed by asking for it again. {@code by} is the principal asking, for the audit log. The
+     * default moves nothing.
+     */
+    default CompletableFuture<MoveResult> moveNamespace(String namespace, String cell, long deadlineMs, String by) {
+        return CompletableFuture.failedFuture(WardenException.unavailable("this gateway moves no namespaces", null));
+    }
+
+    /**
      * While ready: what does not serve although the gateway does (a cell other than the default one that lost its
      * ensemble), for {@code /health/ready}; null when everything serves. The default has nothing to say.
      */

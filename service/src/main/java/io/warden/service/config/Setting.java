@@ -187,7 +187,9 @@ enum Setting {
                     + "Every gateway of a deployment needs the same cells and routes",
             WardenConfig::cells, (b, v) -> b.cells(castCells(v))),
     ROUTES("routes", Kind.ROUTES,
-            "which cell serves each namespace, NAMESPACE=CELL,...; a namespace not listed is served by the default cell",
+            "which cell serves each namespace at the first start with these cells, NAMESPACE=CELL,...; a namespace not "
+                    + "listed is served by the default cell. Once the cells keep routes in ZooKeeper these are not read "
+                    + "again: a namespace changes cell only by a move (PUT /v1/namespaces/NS/cell, warden cells move)",
             WardenConfig::routes, (b, v) -> b.routes(castRoutes(v)));
 
     @SuppressWarnings("unchecked")

@@ -12,6 +12,10 @@ import java.util.List;
  * {@code GET /v1/cells}: the cells this gateway serves, each with its state and the namespaces routed to it. Any caller
  * that may read somewhere sees the cells and their state, and the routed namespaces it may read; only an admin of every
  * namespace sees each cell's ensemble and chroot (they name the infrastructure).
+ *
+ * <p>{@code PUT /v1/namespaces/{namespace}/cell}: moves a namespace to another cell; an admin of every namespace only
+ * (it raises the target cell's token floor, which every namespace there sees). The call is held (no thread) until the
+ * move is done.
  */
 final class CellRoutes {
     /** The reply: one entry per cell, the default first. */
@@ -40,6 +44,21 @@ final class CellRoutes {
         access.needSomewhere(caller, Role.READ, "list cells");
         boolean admin = caller.mayEverywhere(Role.ADMIN);
         exchange.reply(ctx, warden::cells, cells -> new Reply(cells.stream().map(c -> view(c, caller, admin)).toList()));
+    }
+
+    /** The reply of a move. */
+    record Moved(String namespace, String from, String to, int forced, Long floor, long tookMs) {
+    }
+
+    void move(Context ctx) {
+        requests.noQuery(exchange.query(ctx));
+        String namespace = ctx.pathParam("namespace");
+        io.warden.service.api.LockName.validateNamespace("namespace", namespace);
+        Requests.Move m = requests.move(exchange.body(ctx));
+        Caller caller = Access.caller(ctx);
+        access.needEverywhere(caller, Role.ADMIN, "move namespace " + namespace);
+        exchange.reply(ctx, () -> warden.moveNamespace(namespace, m.cell(), m.deadlineMs(), caller.label()),
+                r -> new Moved(r.namespace(), r.from(), r.to(), r.forced(), r.floor() < 0 ? null : r.floor(), r.tookMs()));
     }
 
     private static Cell view(CellView c, Caller caller, boolean admin) {

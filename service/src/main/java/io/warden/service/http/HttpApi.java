@@ -403,7 +403,9 @@ public final class HttpApi {
         route(cfg, HandlerType.GET, "/v1/check", v1::check);
         route(cfg, HandlerType.GET, "/v1/namespaces", v1::namespaces);
         route(cfg, HandlerType.GET, "/v1/deadlocks", deadlockRoutes::deadlocks);
-        route(cfg, HandlerType.GET, "/v1/cells", new CellRoutes(warden, requests, exchange, access)::cells);
+        CellRoutes cellRoutes = new CellRoutes(warden, requests, exchange, access);
+        route(cfg, HandlerType.GET, "/v1/cells", cellRoutes::cells);
+        route(cfg, HandlerType.PUT, "/v1/namespaces/{namespace}/cell", cellRoutes::move);
         route(cfg, HandlerType.GET, "/v1/watch", watch::watch);
         route(cfg, HandlerType.POST, "/lock/acquire", lease::acquire);
         route(cfg, HandlerType.POST, "/lock/release", lease::release);

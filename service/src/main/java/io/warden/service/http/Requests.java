@@ -40,6 +40,10 @@ final class Requests {
     record Release(String sessionId, LockName name, Long token, String requestId) {
     }
 
+    /** {@code PUT /v1/namespaces/{namespace}/cell}: the target cell and how long the old cell's holds may take to end. */
+    record Move(String cell, long deadlineMs) {
+    }
+
     record Revoke(LockName name, long token, long graceMs, String reason) {
     }
 
@@ -162,6 +166,23 @@ final class Requests {
     }
 
     /** Every field is required: a revoke says what it asks of whom, how soon, and why (for the holder and the audit log). */
+    /** The longest a move may wait for the old cell's holds before ending them. */
+    static final long MAX_MOVE_DEADLINE_MS = 300_000;
+    /** What a move waits for the old cell's holds when the body does not say. */
+    static final long DEFAULT_MOVE_DEADLINE_MS = 30_000;
+    private static final java.util.regex.Pattern CELL_NAME = java.util.regex.Pattern.compile("[a-z][a-z0-9-]{0,31}");
+
+    Move move(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body, Set.of("cell", "deadline_ms"));
+        String cell = b.requiredString("cell");
+        if (!CELL_NAME.matcher(cell).matches()) {
+            throw io.warden.service.api.WardenException.invalid("cell", "must be default or a cell name matching "
+                    + CELL_NAME.pattern());
+        }
+        Long deadline = b.optionalLong("deadline_ms", 0, MAX_MOVE_DEADLINE_MS);
+        return new Move(cell, deadline == null ? DEFAULT_MOVE_DEADLINE_MS : deadline);
+    }
+
     Revoke revoke(byte[] body) {
         JsonBody b = JsonBody.parse(json, body, Set.of("name", "token", "grace_ms", "reason"));
         LockName name = Fields.lockName("name", b.requiredString("name"));

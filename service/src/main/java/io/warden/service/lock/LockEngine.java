@@ -70,6 +70,8 @@ public final class LockEngine implements io.warden.service.session.SessionListen
     private final NodeInfoCache nodes;
     private final Tombstones tombstones;
     private final SessionHints sessions;
+    /** Whether the cell serves a namespace: checked in every transaction that makes a queue entry. */
+    private final io.warden.service.cell.Fence fence;
     /** Holds plus queued requests per principal (in open mode per opener address) made through this gateway. */
     private final RequestQuotas quotas;
     private final RequestEnds ends;
@@ -95,17 +97,20 @@ public final class LockEngine implements io.warden.service.session.SessionListen
     public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, QueueListing queues, int maxRequestsPerSession,
                       int maxWaitersPerLock, int maxEntriesPerLock, int maxRequestsPerPrincipal) {
         this(zk, clock, metrics, queues, maxRequestsPerSession, maxWaitersPerLock, maxEntriesPerLock,
-                maxRequestsPerPrincipal, Tokens.CZXID, GrantRules.CONTRACT);
+                maxRequestsPerPrincipal, Tokens.CZXID, io.warden.service.cell.Fence.NONE, GrantRules.CONTRACT);
     }
 
     /**
-     * As above, with {@code tokens}: a queue node's token from its czxid (plus the cell's token floor); and the rules it
-     * grants by ({@link GrantRules#CONTRACT} but in the proof suite's deliberately broken gateways).
+     * As above, with {@code tokens}: a queue node's token from its czxid (plus the cell's token floor); {@code fence}: the
+     * check every transaction that makes a queue entry carries, that the cell still serves the entry's namespace
+     * ({@link io.warden.service.cell.CellRouting}); and the rules it grants by ({@link GrantRules#CONTRACT} but in the
+     * proof suite's deliberately broken gateways).
      */
     public LockEngine(Zk zk, Clock clock, WardenMetrics metrics, QueueListing queues, int maxRequestsPerSession,
                       int maxWaitersPerLock, int maxEntriesPerLock, int maxRequestsPerPrincipal, Tokens tokens,
-                      GrantRules rules) {
+                      io.warden.service.cell.Fence fence, GrantRules rules) {
         this.zk = zk;
+        this.fence = fence;
         this.rules = rules;
         this.clock = clock;
         this.metrics = metrics;
@@ -124,7 +129,7 @@ public final class LockEngine implements io.warden.service.session.SessionListen
         this.held = new HeldCalls(zk, clock, metrics, rules, tokens, queues, reader, ends, sessions, quotas,
                 maxEntriesPerLock, maxWaitersPerLock);
         this.refusals = new TryRefusals(zk, clock, queues, reader, rules);
-        this.multis = new MultiLocks(zk, clock, metrics, rules, tokens, queues, reader, ends, nodes, sessions, quotas,
+        this.multis = new MultiLocks(zk, clock, metrics, rules, tokens, fence, queues, reader, ends, nodes, sessions, quotas,
                 refusals, maxRequestsPerSession, maxEntriesPerLock, maxWaitersPerLock);
         this.breaker = new DeadlockBreaker(zk, held, multis, tombstones);
     }
@@ -283,6 +288,11 @@ public final class LockEngine implements io.warden.service.session.SessionListen
                 list.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(note, new byte[0]));
                 list.add(zk.ops().delete().forPath(note));
             }
+            // Last: the cell still serves the namespace as this gateway read its routes (a move).
+            org.apache.curator.framework.api.transaction.CuratorOp check = fence.checkFor(req.name().namespace());
+            if (check != null) {
+                list.add(check);
+            }
             ops = list;
         } catch (Exception e) {
             return CompletableFuture.failedFuture(e);
@@ -408,6 +418,10 @@ public final class LockEngine implements io.warden.service.session.SessionListen
             Throwable cause = Zk.unwrap(err);
             if (cause instanceof Zk.MultiFailure mf) {
                 int failed = mf.failedIndex();
+                if (failed == ops.size() - 1 && isFenceCheck(ops.get(failed))) {
+                    // The cell's routes changed since this gateway read them: it may no longer serve the namespace.
+                    throw new io.warden.service.api.NotServedException(null, req.name().namespace(), true);
+                }
                 if (mf.code() == Code.NODEEXISTS) {
                     // A retry: the first call's request record exists. Find its node.
                     return zk.data(requestPath).handle((ds, e2) -> {
@@ -434,6 +448,12 @@ public final class LockEngine implements io.warden.service.session.SessionListen
             }
             throw Zk.translate(err);
         }).thenCompose(f -> f);
+    }
+
+    /** Whether {@code op} is the fence's check of the cell's routes ({@link io.warden.service.cell.Fence}). */
+    static boolean isFenceCheck(org.apache.curator.framework.api.transaction.CuratorOp op) {
+        return op.get().getType() == org.apache.zookeeper.ZooDefs.OpCode.check
+                && op.get().getPath().endsWith(CellPaths.ROUTING);
     }
 
     /**

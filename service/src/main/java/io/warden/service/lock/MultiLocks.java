@@ -71,6 +71,8 @@ final class MultiLocks {
     private final WardenMetrics metrics;
     private final GrantRules rules;
     private final Tokens tokens;
+    /** Whether the cell serves a namespace: checked in every transaction that makes queue entries. */
+    private final io.warden.service.cell.Fence fence;
     private final QueueListing queues;
     private final LockReader reader;
     private final RequestEnds ends;
@@ -86,10 +88,12 @@ final class MultiLocks {
     private final BlockerWatches<MultiCall> blockers;
     private volatile boolean draining;
 
-    MultiLocks(Zk zk, Clock clock, WardenMetrics metrics, GrantRules rules, Tokens tokens, QueueListing queues,
-               LockReader reader, RequestEnds ends, NodeInfoCache nodeInfos, SessionHints sessions, RequestQuotas quotas,
-               TryRefusals refusals, int maxRequestsPerSession, int maxEntriesPerLock, int maxWaitersPerLock) {
+    MultiLocks(Zk zk, Clock clock, WardenMetrics metrics, GrantRules rules, Tokens tokens,
+               io.warden.service.cell.Fence fence, QueueListing queues, LockReader reader, RequestEnds ends,
+               NodeInfoCache nodeInfos, SessionHints sessions, RequestQuotas quotas, TryRefusals refusals,
+               int maxRequestsPerSession, int maxEntriesPerLock, int maxWaitersPerLock) {
         this.refusals = refusals;
+        this.fence = fence;
         this.zk = zk;
         this.clock = clock;
         this.metrics = metrics;
@@ -247,8 +251,9 @@ final class MultiLocks {
                 .withOnDeadlock(req.onDeadlock());
         byte[] nodeBytes = Json.write(nodeData);
         CompletableFuture<List<CuratorTransactionResult>> sent;
+        List<CuratorOp> sentOps = new ArrayList<>(lockPaths.size() + 5);
         try {
-            List<CuratorOp> ops = new ArrayList<>(lockPaths.size() + 4);
+            List<CuratorOp> ops = sentOps;
             ops.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(requestPath, requestData));
             ops.add(zk.ops().setData().withVersion(0).forPath(requestPath, requestData));
             for (String lockPath : lockPaths) {
@@ -265,6 +270,13 @@ final class MultiLocks {
                 String note = requestPath + "/" + CellPaths.DEADLOCK_FAIL_NOTE;
                 ops.add(zk.ops().create().withMode(CreateMode.PERSISTENT).forPath(note, new byte[0]));
                 ops.add(zk.ops().delete().forPath(note));
+            }
+            // Last: the cell still serves the names' namespaces as this gateway read its routes (a move).
+            for (String namespace : req.names().stream().map(LockName::namespace).distinct().toList()) {
+                CuratorOp check = fence.checkFor(namespace);
+                if (check != null) {
+                    ops.add(check);
+                }
             }
             sent = rules.writeMulti(ops, 2, lockPaths.size(), zk::multi);
         } catch (Exception e) {
@@ -306,6 +318,10 @@ final class MultiLocks {
             quotas.unreserve(p.owner());
             if (Zk.unwrap(err) instanceof Zk.MultiFailure mf) {
                 int failed = mf.failedIndex();
+                if (failed >= 0 && failed < sentOps.size() && LockEngine.isFenceCheck(sentOps.get(failed))) {
+                    // The cell's routes changed since this gateway read them: it may no longer serve the namespace.
+                    throw new io.warden.service.api.NotServedException(null, req.names().get(0).namespace(), true);
+                }
                 if (mf.code() == Code.NODEEXISTS && failed == 0) {
                     // A retry: the first call's record exists.
                     return zk.data(requestPath).handle((ds, e2) -> {

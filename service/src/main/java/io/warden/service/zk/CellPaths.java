@@ -60,6 +60,12 @@ public final class CellPaths {
     public static final String CELL = "/cell";
     /** Written (empty) by gateways to learn the cell's newest zxid from the write's stat. */
     public static final String PROBE = "/probe";
+    /**
+     * Which namespaces the cell serves, on a gateway that serves several cells ({@link CellRoutes}); absent in a cell
+     * never served by such a gateway. Every write of a queue entry in such a cell checks its version in the same
+     * transaction.
+     */
+    public static final String ROUTING = "/routing";
     /** The token floor: one child per raise ({@link #floorNode}). */
     public static final String TOKEN_FLOOR = "/token-floor";
     private static final String FLOOR_PREFIX = "floor-";

@@ -352,6 +352,15 @@ public final class Zk {
         return call("exists", (cb) -> client.checkExists().inBackground(cb).forPath(path), CuratorEvent::getStat);
     }
 
+    /**
+     * The node's stat, or null when it does not exist, leaving a one-shot watch either way (fired by the node's
+     * creation, change or deletion).
+     */
+    public CompletableFuture<Stat> existsWatched(String path, Watcher watcher) {
+        return call("exists", (cb) -> client.checkExists().usingWatcher(watcher).inBackground(cb).forPath(path),
+                CuratorEvent::getStat);
+    }
+
     public CompletableFuture<String> create(String path, byte[] data, CreateMode mode, boolean parentsAsContainers) {
         return call("create", (cb) -> {
             if (parentsAsContainers) {

@@ -58,7 +58,7 @@ class UnknownTokenTest {
         Zk zk = new Zk(gw.curator(), WardenMetrics.noop());
         engine = new LockEngine(zk, fx.clock, WardenMetrics.noop(),
                 new QueueListing(zk, new PacketLimit(PacketLimit.ZOOKEEPER_DEFAULT), WardenMetrics.noop()),
-                1, 100, 100, 1, refusingOnce, GrantRules.CONTRACT);
+                1, 100, 100, 1, refusingOnce, io.warden.service.cell.Fence.NONE, GrantRules.CONTRACT);
         engine.sessionOpened(session, "alice", "alice", "alice");
     }
 
