@@ -61,11 +61,13 @@ final class CellMoves {
     private final CellRouter router;
     private final Clock clock;
     private final Revocations.Audit audit;
+    private final MoveRule rule;
 
-    CellMoves(CellRouter router, Clock clock, Revocations.Audit audit) {
+    CellMoves(CellRouter router, Clock clock, Revocations.Audit audit, MoveRule rule) {
         this.router = router;
         this.clock = clock;
         this.audit = audit;
+        this.rule = rule;
     }
 
     CompletableFuture<MoveResult> move(String namespace, String to, long deadlineMs, String by) {
@@ -105,7 +107,8 @@ final class CellMoves {
                     .thenCompose(x -> drain(source, namespace, deadline, forced, lockDelayMs, by))
                     .thenCompose(x -> after(Duration.ofMillis(lockDelayMs.get())))
                     .thenCompose(x -> FloorRaise.tokenNow(source.zk(), source.guard().tokens()))
-                    .thenCompose(sourceToken -> FloorRaise.above(target.zk(), target.guard().tokens(), sourceToken,
+                    .thenCompose(sourceToken -> !rule.raisesFloor() ? CompletableFuture.completedFuture(-1L)
+                            : FloorRaise.above(target.zk(), target.guard().tokens(), sourceToken,
                             "namespace " + namespace + " moved in from cell " + source.name()))
                     .thenCompose(floor -> target.routing().update(r -> r.serving(namespace, true, target.routing().isDefault()))
                             .thenCompose(s -> source.routing().update(r -> r.unfreeze(namespace)

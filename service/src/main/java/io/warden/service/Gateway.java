@@ -90,7 +90,7 @@ public final class Gateway implements AutoCloseable {
         this.cells = List.copyOf(runtimes);
         this.home = cells.get(0);
         this.router = new CellRouter(cells, clock);
-        router.useMoves(new CellMoves(router, clock, audit));
+        router.useMoves(new CellMoves(router, clock, audit, rules.moves()));
         this.console = new ConsoleBridge(home.zk(), router, home.lister(), home.sessions(), clock,
                 java.time.Clock.systemUTC(), gatewayId, config.zkConnect(), home.zkSecurity().probeSockets(), home::isLeader);
         audits.set(console);

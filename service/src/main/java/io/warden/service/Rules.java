@@ -13,13 +13,21 @@ import io.warden.service.watch.ResumeRule;
  * @param grants how locks are granted, tokens named and waiters woken
  * @param expiry when a session's TTL runs out
  * @param resume where a resumed watch starts
+ * @param moves  how a move keeps tokens growing
  */
-public record Rules(GrantRules grants, ExpiryRule expiry, ResumeRule resume) {
-    public static final Rules CONTRACT = new Rules(GrantRules.CONTRACT, ExpiryRule.CONTRACT, ResumeRule.CONTRACT);
+public record Rules(GrantRules grants, ExpiryRule expiry, ResumeRule resume, MoveRule moves) {
+    public static final Rules CONTRACT = new Rules(GrantRules.CONTRACT, ExpiryRule.CONTRACT, ResumeRule.CONTRACT,
+            MoveRule.CONTRACT);
 
     public Rules {
         java.util.Objects.requireNonNull(grants, "grants");
         java.util.Objects.requireNonNull(expiry, "expiry");
         java.util.Objects.requireNonNull(resume, "resume");
+        java.util.Objects.requireNonNull(moves, "moves");
+    }
+
+    /** The contract's moves with the other rules given. */
+    public Rules(GrantRules grants, ExpiryRule expiry, ResumeRule resume) {
+        this(grants, expiry, resume, MoveRule.CONTRACT);
     }
 }
