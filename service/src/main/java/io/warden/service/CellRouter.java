@@ -221,12 +221,24 @@ final class CellRouter implements Warden, WatchSource {
         return home.service().session(sessionId);
     }
 
+    /**
+     * The home's keepalive, and each other cell's the session uses: all asked at once when this gateway tracks the session
+     * (it knows the cells), the cells it learns of from the home's answer (a takeover reads the record) asked after it.
+     * Acknowledged only when every one acknowledges.
+     */
     @Override
     public CompletableFuture<Long> keepalive(String sessionId, Long newTtlMs) {
-        CompletableFuture<Long> atHome = home.service().keepalive(sessionId, newTtlMs);
         if (cells.size() == 1) {
-            return atHome;
+            return home.service().keepalive(sessionId, newTtlMs);
         }
+        List<String> known = home.sessions().cellsOf(sessionId);
+        Map<String, CompletableFuture<Long>> asked = new LinkedHashMap<>();
+        if (known != null) {
+            for (String name : known) {
+                asked.put(name, keepaliveIn(name, sessionId, newTtlMs));
+            }
+        }
+        CompletableFuture<Long> atHome = home.service().keepalive(sessionId, newTtlMs);
         return atHome.thenCompose(ttl -> {
             List<String> others = home.sessions().cellsOf(sessionId);
             if (others == null || others.isEmpty()) {
@@ -234,9 +246,7 @@ final class CellRouter implements Warden, WatchSource {
             }
             List<CompletableFuture<Long>> acks = new ArrayList<>();
             for (String name : others) {
-                CellRuntime cell = cells.get(name);
-                acks.add(cell == null ? CompletableFuture.failedFuture(unknownCell(sessionId, name))
-                        : cell.service().keepalive(sessionId, newTtlMs));
+                acks.add(asked.computeIfAbsent(name, n -> keepaliveIn(n, sessionId, newTtlMs)));
             }
             return CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).handle((v, err) -> {
                 if (err == null) {
@@ -254,6 +264,12 @@ final class CellRouter implements Warden, WatchSource {
                 return CompletableFuture.<Long>failedFuture(cause);
             }).thenCompose(f -> f);
         });
+    }
+
+    private CompletableFuture<Long> keepaliveIn(String cellName, String sessionId, Long newTtlMs) {
+        CellRuntime cell = cells.get(cellName);
+        return cell == null ? CompletableFuture.failedFuture(unknownCell(sessionId, cellName))
+                : cell.service().keepalive(sessionId, newTtlMs);
     }
 
     private static WardenException unknownCell(String sessionId, String cell) {
