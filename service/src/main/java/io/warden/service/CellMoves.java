@@ -104,7 +104,8 @@ final class CellMoves {
             AtomicInteger forced = new AtomicInteger();
             AtomicLong lockDelayMs = new AtomicLong();
             return freeze(source, namespace, to)
-                    .thenCompose(x -> drain(source, namespace, deadline, forced, lockDelayMs, by))
+                    .thenCompose(x -> drain(source, namespace, deadline, forced, lockDelayMs, by,
+                            new java.util.concurrent.atomic.AtomicBoolean()))
                     .thenCompose(x -> after(Duration.ofMillis(lockDelayMs.get())))
                     .thenCompose(x -> FloorRaise.tokenNow(source.zk(), source.guard().tokens()))
                     .thenCompose(sourceToken -> !rule.raisesFloor() ? CompletableFuture.completedFuture(-1L)
@@ -162,24 +163,31 @@ final class CellMoves {
 
     /**
      * Step 2: until the source has no entry of the namespace, looked at every {@link #DRAIN_POLL}; past the deadline,
-     * every entry left is ended (holders by token, waiters by request), and the longest lock-delay of their sessions is
-     * kept in {@code lockDelayMs}.
+     * every entry left is ended once (waiters by request, then holders by token), and the longest lock-delay of their
+     * sessions is kept in {@code lockDelayMs}. Holds of expired sessions kept for their lock-delay are not ended: the
+     * drain waits for them to go (at most {@code SessionManager.MAX_LOCK_DELAY_MS}), so the new cell never grants a
+     * name before the lock-delay of its last holder in the old cell has passed.
      */
     private CompletableFuture<Void> drain(CellRuntime source, String namespace, long deadline, AtomicInteger forced,
-                                          AtomicLong lockDelayMs, String by) {
+                                          AtomicLong lockDelayMs, String by, java.util.concurrent.atomic.AtomicBoolean endedAlready) {
         return live(source, namespace, null, new ArrayList<>()).thenCompose(locks -> {
             if (locks.isEmpty()) {
                 return CompletableFuture.completedFuture(null);
             }
-            if (clock.read() < deadline) {
-                return after(DRAIN_POLL).thenCompose(v -> drain(source, namespace, deadline, forced, lockDelayMs, by));
+            if (clock.read() < deadline || endedAlready.get()) {
+                // Before the deadline, or after it once the rest was ended: what is left is ending by itself (a hold
+                // of an expired session kept for its lock-delay, at most a minute, or an end under way).
+                return after(DRAIN_POLL).thenCompose(v -> drain(source, namespace, deadline, forced, lockDelayMs, by,
+                        endedAlready));
             }
             List<CompletableFuture<Void>> ends = new ArrayList<>();
             for (LockSummary lock : locks) {
                 ends.add(end(source, LockName.parse(lock.name()), forced, lockDelayMs, by));
             }
-            return CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new))
-                    .thenCompose(v -> drain(source, namespace, deadline, forced, lockDelayMs, by));
+            return CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new)).thenCompose(v -> {
+                endedAlready.set(true);
+                return drain(source, namespace, deadline, forced, lockDelayMs, by, endedAlready);
+            });
         });
     }
 
@@ -210,6 +218,9 @@ final class CellMoves {
             return CompletableFuture.allOf(waits.toArray(CompletableFuture[]::new)).thenCompose(v -> {
                 List<CompletableFuture<?>> holds = new ArrayList<>();
                 for (io.warden.service.api.Holder h : view.holders()) {
+                    if (h.expired()) {
+                        continue; // an expired session's hold kept for its lock-delay: it goes by itself, then
+                    }
                     holds.add(endOne(source, name, h.sessionId(), "hold with token " + h.token(), by,
                             () -> source.service().release(h.sessionId(), name, h.token()), forced, lockDelayMs));
                 }

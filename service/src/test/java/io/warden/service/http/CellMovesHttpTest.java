@@ -198,6 +198,22 @@ class CellMovesHttpTest {
     }
 
     @Test
+    void aHoldKeptForAnExpiredSessionsLockDelay_isWaitedFor_neverEnded() throws Exception {
+        String s = http.postJson("/v1/sessions", "client_id", "c", "ttl_ms", 60_000, "lock_delay_ms", 3_000).json()
+                .get("session_id").asText();
+        acquire(s, "pay/x", 0);
+        assertThat(gw.sessionManager("b").expireNow(s).get(10, TimeUnit.SECONDS)).isTrue();
+        assertThat(queueSize(zkB, "pay/x")).as("kept for the lock-delay").isEqualTo(1);
+
+        CompletableFuture<HttpTestClient.Reply> moving = CompletableFuture.supplyAsync(() -> move("pay", "default", 0));
+        HttpTestClient.Reply moved = advanceUntilDone(moving);
+        assertThat(moved.status()).as(moved.text()).isEqualTo(200);
+        assertThat(moved.json().get("forced").asInt()).as("nothing ended: the lock-delay ran out").isZero();
+        assertThat(moved.json().get("took_ms").asLong()).as("the move waited for the lock-delay").isGreaterThanOrEqualTo(2_500);
+        assertThat(queueSize(zkB, "pay/x")).isZero();
+    }
+
+    @Test
     void aMoveCutShort_isCompletedByAskingAgain_onlyTowardsItsCell() throws Exception {
         String s = open();
         // As a gateway leaves it that stopped after the freeze: pay frozen in b on its way to default.
