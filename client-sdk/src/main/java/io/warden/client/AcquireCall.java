@@ -61,7 +61,7 @@ final class AcquireCall extends RetriedAcquire<Wire.Acquired, Hold> {
         // The revision is a zxid; the token is a zxid plus the cell's token floor, so only without a revision (an older
         // gateway) does the token stand in for it.
         long grantRevision = a.revision() != null && a.revision() > 0 ? a.revision() : a.token();
-        HttpHold hold = new HttpHold(name, mode, a.token(), grantRevision, calls);
+        HttpHold hold = new HttpHold(name, mode, a.token(), grantRevision, calls, a.cell());
         calls.session().track(hold);
         deliver(hold, () -> calls.session().untrack(hold));
     }

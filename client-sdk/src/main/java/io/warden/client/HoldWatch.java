@@ -19,7 +19,9 @@ import java.util.concurrent.TimeUnit;
  * <p>The same watch tells a hold that it is asked to let go: a REVOKE_REQUESTED event for its token
  * ({@link HttpHold#revokeRequested}); such events are remembered like ends, for holds registered after them.
  *
- * <p>While the session has holds, one watch of the session's own events runs ({@code GET /v1/watch?session_id=}, an
+ * <p>One per cell the session's holds are in ({@link HoldWatches}: a gateway that serves several cells names a grant's
+ * cell, and each cell's revisions are its own). While the session has holds, one watch of the session's own events runs
+ * ({@code GET /v1/watch?session_id=}, with {@code &cell=} for a cell other than the default, an
  * {@link SseWatch} that resumes without gaps on any gateway). A RELEASED, EXPIRED or CANCELLED event for a hold's
  * token ends that hold: it is lost unless this client released it. A RESYNC (sent instead of history a gateway no
  * longer has) ends every hold whose grant it covers (its revision is at or past the revision of the hold's GRANTED
@@ -51,6 +53,8 @@ final class HoldWatch implements AutoCloseable {
 
     private final HttpGateway gateway;
     private final String sessionId;
+    /** The cell whose events this watch follows (a gateway that serves several), or null for the default. */
+    private final String cell;
     private final ScheduledExecutorService scheduler;
     private final Duration requestTimeout;
 
@@ -82,8 +86,14 @@ final class HoldWatch implements AutoCloseable {
     private boolean closed;
 
     HoldWatch(HttpGateway gateway, String sessionId, ScheduledExecutorService scheduler, Duration requestTimeout) {
+        this(gateway, sessionId, null, scheduler, requestTimeout);
+    }
+
+    /** The watch of the session's holds in cell {@code cell} (null: the default cell, or a one-cell gateway's only one). */
+    HoldWatch(HttpGateway gateway, String sessionId, String cell, ScheduledExecutorService scheduler, Duration requestTimeout) {
         this.gateway = gateway;
         this.sessionId = sessionId;
+        this.cell = cell;
         this.scheduler = scheduler;
         this.requestTimeout = requestTimeout;
     }
@@ -153,7 +163,7 @@ final class HoldWatch implements AutoCloseable {
     /** Guarded by this. */
     private void start(long since) {
         SseWatch[] self = new SseWatch[1];
-        SseWatch w = new SseWatch(gateway, WatchOptions.session(sessionId), Math.max(0, since), this::onEvent, scheduler,
+        SseWatch w = new SseWatch(gateway, WatchOptions.session(sessionId, cell), Math.max(0, since), this::onEvent, scheduler,
                 requestTimeout, () -> watchEnded(self[0]), true);
         self[0] = w;
         watch = w;

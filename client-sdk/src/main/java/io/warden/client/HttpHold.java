@@ -22,6 +22,8 @@ final class HttpHold implements Hold {
     private final long token;
     /** The revision the GRANTED answer reflected: the grant was in place at it. */
     private final long grantRevision;
+    /** The cell the grant came from (a gateway that serves several cells), or null: which hold watch follows it. */
+    private final String cell;
     private final LockCalls calls;
     private final AtomicBoolean released = new AtomicBoolean();
     private final CompletableFuture<Void> lostFuture = new CompletableFuture<>();
@@ -31,11 +33,22 @@ final class HttpHold implements Hold {
     private volatile String lostWhy;
 
     HttpHold(String name, LockMode mode, long token, long grantRevision, LockCalls calls) {
+        this(name, mode, token, grantRevision, calls, null);
+    }
+
+    /** {@code cell}: the cell the grant's answer named (a gateway that serves several), or null. */
+    HttpHold(String name, LockMode mode, long token, long grantRevision, LockCalls calls, String cell) {
         this.name = name;
         this.mode = mode;
         this.token = token;
         this.grantRevision = grantRevision;
         this.calls = calls;
+        this.cell = cell;
+    }
+
+    /** The cell the lock is in, as the grant's answer named it; null from a one-cell gateway. */
+    String cell() {
+        return cell;
     }
 
     /** The token, also after release (for the hold watch). */

@@ -33,12 +33,16 @@ final class HttpMultiHold implements MultiHold {
     private final CompletableFuture<Void> lostFuture = new CompletableFuture<>();
     private final CompletableFuture<Void> revokeFuture = new CompletableFuture<>();
 
-    /** A grant of every name in {@code tokens}, known to be in place at {@code grantRevision}; not yet registered. */
-    HttpMultiHold(LockCalls calls, String requestId, LockMode mode, Map<String, Long> tokens, long grantRevision) {
+    /**
+     * A grant of every name in {@code tokens}, known to be in place at {@code grantRevision} (of cell {@code cell}, or
+     * null from a one-cell gateway); not yet registered.
+     */
+    HttpMultiHold(LockCalls calls, String requestId, LockMode mode, Map<String, Long> tokens, long grantRevision,
+                  String cell) {
         this.calls = calls;
         this.requestId = requestId;
         Map<String, HttpHold> p = new LinkedHashMap<>();
-        tokens.forEach((name, token) -> p.put(name, new HttpHold(name, mode, token, grantRevision, calls)));
+        tokens.forEach((name, token) -> p.put(name, new HttpHold(name, mode, token, grantRevision, calls, cell)));
         this.parts = Collections.unmodifiableMap(p);
         this.tokens = Collections.unmodifiableMap(new LinkedHashMap<>(tokens));
     }

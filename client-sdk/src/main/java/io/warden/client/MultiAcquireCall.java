@@ -52,7 +52,7 @@ final class MultiAcquireCall extends RetriedAcquire<Wire.AcquiredMany, MultiHold
         // The revision is a zxid; without one (an older gateway) the smallest token stands in for it, as for one name.
         long grantRevision = a.revision() != null && a.revision() > 0 ? a.revision()
                 : a.tokens().values().stream().mapToLong(Long::longValue).min().orElseThrow();
-        HttpMultiHold hold = new HttpMultiHold(calls, requestId, mode, a.tokens(), grantRevision).track();
+        HttpMultiHold hold = new HttpMultiHold(calls, requestId, mode, a.tokens(), grantRevision, a.cell()).track();
         deliver(hold, hold::untrack);
     }
 

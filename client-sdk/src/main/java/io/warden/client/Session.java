@@ -51,7 +51,7 @@ final class Session {
     private final Set<HttpHold> holds = ConcurrentHashMap.newKeySet();
     private final Set<PendingAcquire> acquires = ConcurrentHashMap.newKeySet();
     /** How holds learn that their grant ended elsewhere (thread-safe; closed with the session). */
-    private final HoldWatch holdWatch;
+    private final HoldWatches holdWatch;
     private final CompletableFuture<Void> lost = new CompletableFuture<>();
 
     private volatile long deadlineNanos;
@@ -70,7 +70,7 @@ final class Session {
      *                    {@link LocalDeadline#marginNanos})
      */
     Session(String id, long ttlNanos, long intervalNanos, long safetyNanos, Duration requestTimeout,
-            KeepaliveTransport transport, HoldWatch holdWatch, ScheduledExecutorService scheduler, Executor events,
+            KeepaliveTransport transport, HoldWatches holdWatch, ScheduledExecutorService scheduler, Executor events,
             LongSupplier ticker) {
         this.id = id;
         this.holdWatch = holdWatch;

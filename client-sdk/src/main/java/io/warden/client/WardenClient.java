@@ -164,7 +164,7 @@ public final class WardenClient implements AutoCloseable {
             throw refused;
         }
         long ttl = TimeUnit.MILLISECONDS.toNanos(opened.ttlMs());
-        HoldWatch holdWatch = new HoldWatch(gateway, opened.sessionId(), scheduler, b.requestTimeout);
+        HoldWatches holdWatch = new HoldWatches(gateway, opened.sessionId(), scheduler, b.requestTimeout);
         Session s = new Session(opened.sessionId(), ttl, TimeUnit.MILLISECONDS.toNanos(opened.keepaliveIntervalMs()),
                 b.safetyMargin.toNanos(), b.requestTimeout, transport, holdWatch, scheduler, events, b.ticker);
         s.start(sent);

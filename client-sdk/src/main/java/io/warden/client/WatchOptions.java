@@ -18,20 +18,32 @@ public final class WatchOptions {
     private final String prefix;
     /** Set only for the client's watch of its own session's holds (not public: see {@link HoldWatch}). */
     private final String sessionId;
+    /** With {@link #sessionId}: the cell whose events to watch (a gateway that serves several), or null for the default. */
+    private final String cell;
 
     private WatchOptions(String name, String prefix) {
         this(name, prefix, null);
     }
 
     private WatchOptions(String name, String prefix, String sessionId) {
+        this(name, prefix, sessionId, null);
+    }
+
+    private WatchOptions(String name, String prefix, String sessionId, String cell) {
         this.name = name;
         this.prefix = prefix;
         this.sessionId = sessionId;
+        this.cell = cell;
     }
 
     /** The events of one session's requests on every lock ({@code GET /v1/watch?session_id=}). */
     static WatchOptions session(String sessionId) {
-        return new WatchOptions(null, null, Objects.requireNonNull(sessionId, "sessionId"));
+        return session(sessionId, null);
+    }
+
+    /** The events of one session's requests on every lock of cell {@code cell} ({@code &cell=}; null: the default cell). */
+    static WatchOptions session(String sessionId, String cell) {
+        return new WatchOptions(null, null, Objects.requireNonNull(sessionId, "sessionId"), cell);
     }
 
     /** The events of one lock, {@code namespace/path}. */
@@ -59,22 +71,24 @@ public final class WatchOptions {
 
     /** The query parameter naming what is watched, URL-safe as validated: {@code name=...} or {@code prefix=...}. */
     String query() {
-        return sessionId != null ? "session_id=" + sessionId : name != null ? "name=" + name : "prefix=" + prefix;
+        return sessionId != null ? "session_id=" + sessionId + (cell == null ? "" : "&cell=" + cell)
+                : name != null ? "name=" + name : "prefix=" + prefix;
     }
 
     @Override
     public boolean equals(Object o) {
         return o instanceof WatchOptions w && Objects.equals(name, w.name) && Objects.equals(prefix, w.prefix)
-                && Objects.equals(sessionId, w.sessionId);
+                && Objects.equals(sessionId, w.sessionId) && Objects.equals(cell, w.cell);
     }
 
     @Override
     public int hashCode() {
-        return Objects.hash(name, prefix, sessionId);
+        return Objects.hash(name, prefix, sessionId, cell);
     }
 
     @Override
     public String toString() {
-        return sessionId != null ? "session " + sessionId : name != null ? "name " + name : "prefix " + prefix;
+        return sessionId != null ? "session " + sessionId + (cell == null ? "" : " in cell " + cell)
+                : name != null ? "name " + name : "prefix " + prefix;
     }
 }

@@ -38,7 +38,12 @@ final class Wire {
     }
 
     /** {@code revision}: the zxid the answer reflects; for a GRANTED one, at or after the change that made the grant. */
-    record Acquired(String status, Long token, Integer position, Long revision) {
+    /** {@code cell}: on a gateway that serves several cells, the cell the lock is in (null from a one-cell gateway). */
+    record Acquired(String status, Long token, Integer position, Long revision, String cell) {
+        Acquired(String status, Long token, Integer position, Long revision) {
+            this(status, token, position, revision, null);
+        }
+
         static final String GRANTED = "GRANTED";
         static final String QUEUED = "QUEUED";
         static final String TIMED_OUT = "TIMED_OUT";
@@ -50,7 +55,10 @@ final class Wire {
     }
 
     /** The answer to a multi-lock acquire: a token per name when GRANTED. */
-    record AcquiredMany(String status, java.util.Map<String, Long> tokens, Integer position, Long revision) {
+    record AcquiredMany(String status, java.util.Map<String, Long> tokens, Integer position, Long revision, String cell) {
+        AcquiredMany(String status, java.util.Map<String, Long> tokens, Integer position, Long revision) {
+            this(status, tokens, position, revision, null);
+        }
     }
 
     /** The end of a whole request (every name of a multi-lock request) by its request id. */

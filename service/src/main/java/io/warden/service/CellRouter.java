@@ -386,7 +386,8 @@ final class CellRouter implements Warden, WatchSource {
             AcquireRequest rest = waited <= 0 ? request : new AcquireRequest(request.sessionId(), request.name(),
                     request.mode(), Math.max(0, request.waitMs() - waited), request.requestId(), request.onTimeout(),
                     request.requestIdGiven(), request.permits(), request.onDeadlock());
-            return joined(request.sessionId(), cell).thenCompose(v -> cell.service().acquire(rest));
+            return joined(request.sessionId(), cell).thenCompose(v -> cell.service().acquire(rest))
+                    .thenApply(r -> r.inCell(cell.name()));
         }).handle((r, err) -> {
             if (err == null) {
                 return CompletableFuture.completedFuture(r);
@@ -436,7 +437,8 @@ final class CellRouter implements Warden, WatchSource {
             MultiAcquireRequest rest = waited <= 0 ? request : new MultiAcquireRequest(request.sessionId(), request.names(),
                     request.mode(), Math.max(0, request.waitMs() - waited), request.requestId(), request.onTimeout(),
                     request.requestIdGiven(), request.onDeadlock());
-            return joined(request.sessionId(), only).thenCompose(x -> only.service().acquireAll(rest));
+            return joined(request.sessionId(), only).thenCompose(x -> only.service().acquireAll(rest))
+                    .thenApply(r -> r.inCell(only.name()));
         }).handle((r, err) -> {
             if (err == null) {
                 return CompletableFuture.completedFuture(r);
@@ -614,6 +616,19 @@ final class CellRouter implements Warden, WatchSource {
     public Subscription subscribe(WatchFilter filter, Long sinceRevision, WatchSink sink) {
         String namespace = filter.namespace();
         return (namespace == null ? home : readCellOf(namespace)).subscribe(filter, sinceRevision, sink);
+    }
+
+    /** A whole session's watch in the named cell (the SDK keeps one per cell its holds are in). */
+    @Override
+    public Subscription subscribe(String cell, WatchFilter filter, Long sinceRevision, WatchSink sink) {
+        if (cell == null) {
+            return subscribe(filter, sinceRevision, sink);
+        }
+        CellRuntime named = cells.get(cell);
+        if (named == null) {
+            throw WardenException.invalid("cell", "this gateway serves no cell " + cell + "; its cells are " + cells.keySet());
+        }
+        return named.subscribe(filter, sinceRevision, sink);
     }
 
     /** Every cell's deadlocks, in one report: a cycle is always within one cell (a cell's graph knows only its locks). */

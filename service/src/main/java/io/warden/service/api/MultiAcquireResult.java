@@ -11,9 +11,20 @@ import java.util.Map;
  * were read. {@code revision} is the largest zxid the answer reflects.
  */
 public record MultiAcquireResult(AcquireResult.Status status, Map<String, Long> tokens, Integer position,
-                                 Map<String, List<Holder>> holders, long revision) {
+                                 Map<String, List<Holder>> holders, long revision, String cell) {
     public MultiAcquireResult {
         tokens = tokens == null ? null : java.util.Collections.unmodifiableMap(new LinkedHashMap<>(tokens));
         holders = java.util.Collections.unmodifiableMap(new LinkedHashMap<>(holders));
+    }
+
+    /** An answer that names no cell: a one-cell gateway's. */
+    public MultiAcquireResult(AcquireResult.Status status, Map<String, Long> tokens, Integer position,
+                              Map<String, List<Holder>> holders, long revision) {
+        this(status, tokens, position, holders, revision, null);
+    }
+
+    /** This answer, from cell {@code name}. */
+    public MultiAcquireResult inCell(String name) {
+        return new MultiAcquireResult(status, tokens, position, holders, revision, name);
     }
 }

@@ -102,14 +102,14 @@ final class Replies {
      * the gateway pick one can still cancel or re-poll a QUEUED request.
      */
     record Acquired(AcquireResult.Status status, Long token, Integer position, String requestId,
-                    List<HolderReply> holders, Long revision) {
+                    List<HolderReply> holders, Long revision, String cell) {
         static Acquired of(AcquireResult r, String requestId) {
             return of(r, requestId, UnaryOperator.identity());
         }
 
         static Acquired of(AcquireResult r, String requestId, UnaryOperator<Holder> shown) {
             return new Acquired(r.status(), r.token(), r.position(), requestId, HolderReply.all(r.holders(), shown),
-                    rev(r.revision()));
+                    rev(r.revision()), r.cell());
         }
     }
 
@@ -118,7 +118,7 @@ final class Replies {
      * {@code position} on the first name the request does not hold yet when QUEUED.
      */
     record MultiAcquired(AcquireResult.Status status, Map<String, Long> tokens, Integer position, String requestId,
-                         Map<String, List<HolderReply>> holders, Long revision) {
+                         Map<String, List<HolderReply>> holders, Long revision, String cell) {
         static MultiAcquired of(io.warden.service.api.MultiAcquireResult r, String requestId,
                                 java.util.function.BiFunction<Holder, String, Holder> shown) {
             Map<String, List<HolderReply>> holders = new java.util.LinkedHashMap<>();
@@ -126,7 +126,7 @@ final class Replies {
                 String ns = name.substring(0, name.indexOf('/'));
                 holders.put(name, HolderReply.all(hs, h -> shown.apply(h, ns)));
             });
-            return new MultiAcquired(r.status(), r.tokens(), r.position(), requestId, holders, rev(r.revision()));
+            return new MultiAcquired(r.status(), r.tokens(), r.position(), requestId, holders, rev(r.revision()), r.cell());
         }
     }
 

@@ -24,7 +24,7 @@ import java.util.concurrent.Executor;
  * themselves from any thread. {@code memory} is the one budget of all streams ({@link WatchMemory}, thread-safe).
  */
 final class WatchRoutes {
-    static final Set<String> PARAMS = Set.of("name", "prefix", "session_id", "since_revision");
+    static final Set<String> PARAMS = Set.of("name", "prefix", "session_id", "since_revision", "cell");
     static final String LAST_EVENT_ID = "Last-Event-ID";
 
     private final WatchSource watches;
@@ -50,6 +50,11 @@ final class WatchRoutes {
         String session = q.optional("session_id");
         WatchFilter filter = WatchFilter.of(q.optional("name"), q.optional("prefix"),
                 session == null ? null : Fields.sessionId("session_id", session));
+        String cell = q.optional("cell");
+        if (cell != null && (filter.sessionId() == null || filter.namespace() != null)) {
+            throw io.warden.service.api.WardenException.invalid("cell", "is only for a watch of a whole session "
+                    + "(session_id without name or prefix): a name or prefix is watched in its namespace's cell");
+        }
         Long since = null;
         String sinceText = q.optional("since_revision");
         if (sinceText != null) {
@@ -65,7 +70,7 @@ final class WatchRoutes {
         SseStream stream = new SseStream(json, executor, memory, redacted);
         WatchSource.Subscription subscription;
         try {
-            subscription = watches.subscribe(filter, since, stream); // may refuse: a problem document
+            subscription = watches.subscribe(cell, filter, since, stream); // may refuse: a problem document
         } catch (RuntimeException e) {
             memory.unregister(stream.account());
             throw e;

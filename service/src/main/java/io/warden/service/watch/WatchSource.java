@@ -12,6 +12,20 @@ public interface WatchSource {
      */
     Subscription subscribe(WatchFilter filter, Long sinceRevision, WatchSink sink);
 
+    /**
+     * A whole session's watch in cell {@code cell} of a gateway that serves several (each cell's revisions are its own:
+     * one stream per cell); null or {@code default} is {@link #subscribe(WatchFilter, Long, WatchSink)}. The default
+     * serves the default cell only.
+     *
+     * @throws io.warden.service.api.WardenException INVALID_ARGUMENT naming {@code cell} for a cell not served here
+     */
+    default Subscription subscribe(String cell, WatchFilter filter, Long sinceRevision, WatchSink sink) {
+        if (cell != null && !cell.equals("default")) {
+            throw io.warden.service.api.WardenException.invalid("cell", "this gateway serves no cell " + cell);
+        }
+        return subscribe(filter, sinceRevision, sink);
+    }
+
     /** A running watch. */
     interface Subscription {
         /** Ends the watch; idempotent. The sink gets nothing more (it may still get calls already under way). */

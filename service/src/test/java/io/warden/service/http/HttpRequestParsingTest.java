@@ -289,7 +289,7 @@ class HttpRequestParsingTest {
     void replies_areSnakeCase_omitNulls_keepLatestTokenNull() {
         Json json = new Json();
         String acquired = new String(json.write(new Replies.Acquired(io.warden.service.api.AcquireResult.Status.QUEUED,
-                null, 2, "r1", List.of(new Replies.HolderReply("s", "c", null, Mode.SHARED, 7, null)), null)), StandardCharsets.UTF_8);
+                null, 2, "r1", List.of(new Replies.HolderReply("s", "c", null, Mode.SHARED, 7, null)), null, null)), StandardCharsets.UTF_8);
         assertThat(acquired).isEqualTo("{\"status\":\"QUEUED\",\"position\":2,\"request_id\":\"r1\","
                 + "\"holders\":[{\"session_id\":\"s\",\"client_id\":\"c\",\"mode\":\"SHARED\",\"token\":7}]}");
         String check = new String(json.write(new Replies.Check(false, null, 12L)), StandardCharsets.UTF_8);
