@@ -14,7 +14,7 @@ import java.util.concurrent.Callable;
  * serves now, why not, and the namespaces routed to it. {@code warden cells move} moves a namespace.
  */
 @Command(name = "cells", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
-        subcommands = {CellsMoveCommand.class},
+        subcommands = {CellsMoveCommand.class, CellsBumpTokensCommand.class},
         description = "List the cells (ZooKeeper ensembles) the gateways serve: each cell's state and the namespaces "
                 + "routed to it (every other namespace is served by the cell named default).",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {

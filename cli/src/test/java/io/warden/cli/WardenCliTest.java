@@ -355,6 +355,10 @@ class WardenCliTest {
             assertThat(warden("cells").out().lines().toList().get(1)).endsWith("namespaces: pay");
             assertThat(warden("cells", "move", "orders", "default").out()).contains("in cell default already");
             assertThat(warden("cells", "move", "orders", "nowhere").code()).isEqualTo(2);
+            Run bumped = warden("cells", "bump-tokens", "b", "--above", "90000000000");
+            assertThat(bumped.code()).as(bumped.err()).isZero();
+            assertThat(bumped.out()).startsWith("raised the token floor of cell b to ");
+            assertThat(warden("cells", "bump-tokens", "b", "--above", "5").out()).contains("nothing raised");
 
             cellB.stop();
             WardenFixture.await("cell b not serving", () -> warden("cells").code() == 5);

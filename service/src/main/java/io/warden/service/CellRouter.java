@@ -192,6 +192,26 @@ final class CellRouter implements Warden, WatchSource {
         return m.move(namespace, cell, deadlineMs, by);
     }
 
+    @Override
+    public CompletableFuture<Long> raiseTokenFloor(String cell, long above, String by) {
+        CellRuntime named = cells.get(cell);
+        if (named == null) {
+            return CompletableFuture.failedFuture(WardenException.invalid("cell", "this gateway serves no cell " + cell
+                    + "; its cells are " + cells.keySet()));
+        }
+        if (above < 1) {
+            return CompletableFuture.failedFuture(WardenException.invalid("above", "must be a positive token, got " + above));
+        }
+        log.warn("raising the token floor of cell {} above {} (asked by {})", cell, above, by);
+        return io.warden.service.cell.FloorRaise.above(named.zk(), named.guard().tokens(), above, "raised by " + by)
+                .handle((floor, err) -> {
+                    if (err != null) {
+                        throw Zk.translate(err);
+                    }
+                    return floor;
+                });
+    }
+
     /** Every cell, the default first. */
     List<CellRuntime> all() {
         return List.copyOf(cells.values());

@@ -113,6 +113,15 @@ public interface Warden {
     }
 
     /**
+     * Raises cell {@code cell}'s token floor so that every token it gives from now on is above {@code above} (as
+     * {@code token-floor raise --above}: after an ensemble was restored from an older snapshot, docs/operations.md).
+     * Completes with the floor raised to, or -1 when the cell's tokens were above already. The default raises nothing.
+     */
+    default CompletableFuture<Long> raiseTokenFloor(String cell, long above, String by) {
+        return CompletableFuture.failedFuture(WardenException.unavailable("this gateway raises no token floors", null));
+    }
+
+    /**
      * While ready: what does not serve although the gateway does (a cell other than the default one that lost its
      * ensemble), for {@code /health/ready}; null when everything serves. The default has nothing to say.
      */

@@ -61,6 +61,21 @@ final class CellRoutes {
                 r -> new Moved(r.namespace(), r.from(), r.to(), r.forced(), r.floor() < 0 ? null : r.floor(), r.tookMs()));
     }
 
+    /** The reply of a floor raise: the floor raised to, absent when the cell's tokens were above already. */
+    record Raised(String cell, long above, Long floor) {
+    }
+
+    /** {@code POST /v1/cells/{cell}/token-floor} {@code {above}}: an admin of every namespace only. */
+    void raiseFloor(Context ctx) {
+        requests.noQuery(exchange.query(ctx));
+        String cell = ctx.pathParam("cell");
+        long above = requests.raiseFloor(exchange.body(ctx));
+        Caller caller = Access.caller(ctx);
+        access.needEverywhere(caller, Role.ADMIN, "raise the token floor of cell " + cell);
+        exchange.reply(ctx, () -> warden.raiseTokenFloor(cell, above, caller.label()),
+                floor -> new Raised(cell, above, floor < 0 ? null : floor));
+    }
+
     private static Cell view(CellView c, Caller caller, boolean admin) {
         return new Cell(c.name(), admin ? c.zk() : null, admin ? c.chroot() : null, c.serving(), c.detail(),
                 c.namespaces().stream().filter(ns -> caller.may(ns, Role.READ)).toList());

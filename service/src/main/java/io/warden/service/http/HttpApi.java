@@ -406,6 +406,7 @@ public final class HttpApi {
         CellRoutes cellRoutes = new CellRoutes(warden, requests, exchange, access);
         route(cfg, HandlerType.GET, "/v1/cells", cellRoutes::cells);
         route(cfg, HandlerType.PUT, "/v1/namespaces/{namespace}/cell", cellRoutes::move);
+        route(cfg, HandlerType.POST, "/v1/cells/{cell}/token-floor", cellRoutes::raiseFloor);
         route(cfg, HandlerType.GET, "/v1/watch", watch::watch);
         route(cfg, HandlerType.POST, "/lock/acquire", lease::acquire);
         route(cfg, HandlerType.POST, "/lock/release", lease::release);

@@ -172,6 +172,12 @@ final class Requests {
     static final long DEFAULT_MOVE_DEADLINE_MS = 30_000;
     private static final java.util.regex.Pattern CELL_NAME = java.util.regex.Pattern.compile("[a-z][a-z0-9-]{0,31}");
 
+    /** {@code POST /v1/cells/{cell}/token-floor}: the token every later token of the cell must be above. */
+    long raiseFloor(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body, Set.of("above"));
+        return b.requiredLong("above", 1, Long.MAX_VALUE);
+    }
+
     Move move(byte[] body) {
         JsonBody b = JsonBody.parse(json, body, Set.of("cell", "deadline_ms"));
         String cell = b.requiredString("cell");

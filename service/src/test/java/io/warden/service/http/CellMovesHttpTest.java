@@ -232,6 +232,21 @@ class CellMovesHttpTest {
     }
 
     @Test
+    void aCellsTokenFloor_isRaisedAboveAGivenToken_neverLowered() throws Exception {
+        String s = open();
+        long before = acquire(s, "pay/t", 0).json().get("token").asLong();
+        http.postJson("/v1/release", "session_id", s, "name", "pay/t", "token", before);
+        HttpTestClient.Reply raised = http.postJson("/v1/cells/b/token-floor", "above", before + 1_000_000);
+        assertThat(raised.status()).as(raised.text()).isEqualTo(200);
+        assertThat(raised.json().has("floor")).isTrue();
+        assertThat(acquire(s, "pay/t", 0).json().get("token").asLong()).isGreaterThan(before + 1_000_000);
+        assertThat(http.postJson("/v1/cells/b/token-floor", "above", before).json().has("floor"))
+                .as("above already: nothing raised").isFalse();
+        assertThat(http.postJson("/v1/cells/nowhere/token-floor", "above", 5).json().get("field").asText()).isEqualTo("cell");
+        assertThat(http.postJson("/v1/cells/b/token-floor", "above", 0).json().get("field").asText()).isEqualTo("above");
+    }
+
+    @Test
     void badMoves_areRefusedNamingTheField_andChangeNothing() throws Exception {
         String before = routes(zkB);
         assertThat(move("pay", "nowhere", 1_000).json().get("field").asText()).isEqualTo("cell");
