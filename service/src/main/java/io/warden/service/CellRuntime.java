@@ -40,7 +40,6 @@ import org.apache.zookeeper.data.Stat;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -649,22 +648,10 @@ final class CellRuntime implements AutoCloseable {
             ownSubscriptions.forEach(WatchSource.Subscription::cancel);
         }
         watches.close();
-        quietly(guard::close); // writes the high-water mark a last time
-        quietly(leader::close);
-        quietly(registration::close);
-        quietly(client::close);
+        Quietly.run(guard::close); // writes the high-water mark a last time
+        Quietly.run(leader::close);
+        Quietly.run(registration::close);
+        Quietly.run(client::close);
         zkSecurity.close();
-    }
-
-    private interface Step {
-        void run() throws IOException;
-    }
-
-    private static void quietly(Step step) {
-        try {
-            step.run();
-        } catch (Exception | Error e) {
-            log.debug("while stopping: {}", e.toString());
-        }
     }
 }

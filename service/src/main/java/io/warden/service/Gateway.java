@@ -26,7 +26,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-import java.io.IOException;
 import java.security.SecureRandom;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -353,23 +352,11 @@ public final class Gateway implements AutoCloseable {
         for (CellRuntime cell : cells) {
             cell.close();
         }
-        quietly(http::stop);
-        quietly(authenticator::close);
+        Quietly.run(http::stop);
+        Quietly.run(authenticator::close);
         processMetrics.close();
         if (ownedClock != null) {
             ownedClock.close();
-        }
-    }
-
-    private interface Step {
-        void run() throws IOException;
-    }
-
-    private static void quietly(Step step) {
-        try {
-            step.run();
-        } catch (Exception | Error e) {
-            log.debug("while stopping: {}", e.toString());
         }
     }
 

@@ -667,23 +667,7 @@ public final class SessionManager {
     }
 
     private CompletableFuture<java.util.Optional<String>> principalOf(String sessionId, boolean synced) {
-        String path = CellPaths.session(sessionId);
-        return zk.data(path).handle((ds, err) -> {
-            if (err == null) {
-                SessionRecord rec = Json.readOrNull(ds.data(), SessionRecord.class);
-                if (rec == null) {
-                    throw WardenException.sessionNotFound(sessionId);
-                }
-                return CompletableFuture.completedFuture(java.util.Optional.ofNullable(rec.principal()));
-            }
-            if (Zk.code(err) == Code.NONODE && !synced) {
-                return zk.sync(path).thenCompose(v -> principalOf(sessionId, true));
-            }
-            if (Zk.code(err) == Code.NONODE) {
-                throw WardenException.sessionNotFound(sessionId);
-            }
-            throw Zk.translate(err);
-        }).thenCompose(f -> f);
+        return readRecord(sessionId, synced).thenApply(read -> java.util.Optional.ofNullable(read.record().principal()));
     }
 
     /** TTL left as this gateway measures it; a session tracked elsewhere reports its full TTL. */
