@@ -1,13 +1,10 @@
 package io.warden.service.http;
 
 import io.warden.service.Gateway;
-import io.warden.service.config.CellAddress;
-import io.warden.service.config.WardenConfig;
+import io.warden.service.support.TwoCellFixture;
 import io.warden.service.support.WardenFixture;
 import io.warden.service.zk.CellPaths;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -28,32 +25,26 @@ import static org.assertj.core.api.Assertions.assertThat;
  * by asking again, and only towards the cell it was going to.
  */
 class CellMovesHttpTest {
+    private TwoCellFixture cells;
     private WardenFixture fx;
-    private TestingServer cellB;
     private CuratorFramework zkB;
+    private TestingServer cellB;
     private Gateway gw;
     private HttpTestClient http;
 
     @BeforeEach
     void setUp() throws Exception {
-        fx = new WardenFixture();
-        cellB = new TestingServer(true);
-        zkB = CuratorFrameworkFactory.builder().connectString(cellB.getConnectString()).namespace("warden")
-                .retryPolicy(new RetryOneTime(100)).build();
-        zkB.start();
-        zkB.blockUntilConnected(10, TimeUnit.SECONDS);
-        WardenConfig config = fx.config().toBuilder()
-                .cells(List.of(new CellAddress("b", cellB.getConnectString(), null)))
-                .routes(Map.of("pay", "b")).build();
-        gw = fx.gateway(config);
+        cells = new TwoCellFixture();
+        fx = cells.fx;
+        zkB = cells.zkB;
+        cellB = cells.cellB;
+        gw = cells.gateway;
         http = new HttpTestClient(gw.httpPort(), OpenApiContract.load());
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        fx.close();
-        zkB.close();
-        cellB.close();
+        cells.close();
     }
 
     private String open() {
@@ -80,8 +71,7 @@ class CellMovesHttpTest {
     }
 
     private static int queueSize(CuratorFramework zk, String name) throws Exception {
-        String path = WardenFixture.lockPath(name);
-        return zk.checkExists().forPath(path) == null ? 0 : zk.getChildren().forPath(path).size();
+        return TwoCellFixture.queueSize(zk, name);
     }
 
     private static String routes(CuratorFramework zk) throws Exception {

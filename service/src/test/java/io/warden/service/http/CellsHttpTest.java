@@ -1,13 +1,10 @@
 package io.warden.service.http;
 
 import io.warden.service.Gateway;
-import io.warden.service.config.CellAddress;
-import io.warden.service.config.WardenConfig;
+import io.warden.service.support.TwoCellFixture;
 import io.warden.service.support.WardenFixture;
 import io.warden.service.zk.CellPaths;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -25,32 +22,26 @@ import static org.assertj.core.api.Assertions.assertThat;
  * ensemble makes only its namespaces (and the sessions that use it) answer 503; a session gone in one cell ends in all.
  */
 class CellsHttpTest {
+    private TwoCellFixture cells;
     private WardenFixture fx;
-    private TestingServer cellB;
     private CuratorFramework zkB;
+    private TestingServer cellB;
     private Gateway gw;
     private HttpTestClient http;
 
     @BeforeEach
     void setUp() throws Exception {
-        fx = new WardenFixture();
-        cellB = new TestingServer(true);
-        zkB = CuratorFrameworkFactory.builder().connectString(cellB.getConnectString()).namespace("warden")
-                .retryPolicy(new RetryOneTime(100)).build();
-        zkB.start();
-        zkB.blockUntilConnected(10, TimeUnit.SECONDS);
-        WardenConfig config = fx.config().toBuilder()
-                .cells(List.of(new CellAddress("b", cellB.getConnectString(), null)))
-                .routes(Map.of("pay", "b")).build();
-        gw = fx.gateway(config);
+        cells = new TwoCellFixture();
+        fx = cells.fx;
+        zkB = cells.zkB;
+        cellB = cells.cellB;
+        gw = cells.gateway;
         http = new HttpTestClient(gw.httpPort(), OpenApiContract.load());
     }
 
     @AfterEach
     void tearDown() throws Exception {
-        fx.close();
-        zkB.close();
-        cellB.close();
+        cells.close();
     }
 
     private String open(long ttlMs) {
@@ -62,8 +53,7 @@ class CellsHttpTest {
     }
 
     private static int queueSize(CuratorFramework zk, String name) throws Exception {
-        String path = WardenFixture.lockPath(name);
-        return zk.checkExists().forPath(path) == null ? 0 : zk.getChildren().forPath(path).size();
+        return TwoCellFixture.queueSize(zk, name);
     }
 
     @Test
