@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The real deployment test: deploys a Warden cell on this machine with the Ansible playbooks and uses it.
+# The real deployment test: deploys Warden on this machine with the Ansible playbooks and uses it: a default cell
+# (3 ZooKeeper servers), a second cell b (1 server, serving the namespace pay) and 2 gateways.
 #
 #   bash ansible/tests/deploy-test.sh      (from anywhere; needs `mvn package` built first, see below)
 #
@@ -8,19 +9,24 @@
 #   1. ansible-lint on ansible/ (strict: a warning fails too)
 #   1b. render check (tests/render-check.yml): warden.yaml rendered for both gateways with every ZooKeeper TLS/SASL
 #      variable set has the zk-tls-*/zk-sasl-*/zk-acl keys with the installed files' paths and the servers' secure
-#      ports in zk:, no password in it or in the output; the role's checks refuse the wrong combinations
-#   2. site.yml deploys a 3-server ZooKeeper ensemble and 2 gateways
+#      ports in zk: and cells:, routes:, no password in it or in the output; the role's checks refuse the wrong
+#      combinations, and wrong cells and routes
+#   2. site.yml deploys a 3-server ZooKeeper ensemble, cell b's 1-server ensemble and 2 gateways
 #   3. smoke: a session and the lock ci/smoke through gateway 1; gateway 2 sees the same holder, session and token
+#   3b. cells: `warden cells --json` through gateway 1 lists default and b, both serving, b with the namespace pay;
+#      pay/smoke acquired through gateway 1 is held with the same token through gateway 2, and its queue entry is
+#      in cell b's ZooKeeper (its czxid the token; read with the distribution's ZooKeeper client), not in the
+#      default cell's; released, the entry is gone
 #   4. `warden lock ci/held` holds a lock across a rolling restart of the gateways (warden.yml
 #      -e warden_rolling_restart=true): same session, same token, the CLI never lost it
-#   4b. the same lock, still held, across a rolling restart of the ZooKeeper ensemble (zookeeper.yml
-#      -e zookeeper_rolling_restart=true): every server runs as a new process, the leader was restarted last, exactly
-#      one leader afterwards; same session, same token through both gateways, the CLI never lost it; then it ends and
-#      the lock is free
+#   4b. the same lock, still held, across a rolling restart of the ZooKeeper ensembles (zookeeper.yml
+#      -e zookeeper_rolling_restart=true): every server of both cells runs as a new process, the default cell's
+#      leader was restarted after its followers, exactly one leader afterwards; same session, same token through
+#      both gateways, the CLI never lost it; both cells serve again (`warden cells`); then it ends and the lock is free
 #   5. site.yml again: the PLAY RECAP shows changed=0 for every host
 #   5b. warden.yml with warden_principals (a token from extra vars): auth.yaml holds only its SHA-256, the token is in
 #      no output, each gateway (restarted one at a time for its new config) answers 401 without it and 201 with it
-#   6. teardown.yml stops everything; no process of the sandbox is left
+#   6. teardown.yml stops everything, cell b's server too; no process of the sandbox is left
 #   7. a secured cell (inventory/ci-secure): certificates and secrets made here (openssl, keytool), one ZooKeeper
 #      server with TLS (mutual) and SASL enforced, one gateway with warden_zk_tls_* and warden_zk_sasl_*: it becomes
 #      ready over TLS+SASL and serves a lock; its files, modes and warden.yaml are as documented; no password in the
@@ -44,10 +50,15 @@ ZK_CONF="${ZK_CONF:-$REPO/zk-config/conf}"
 GW1=http://127.0.0.1:27070
 GW2=http://127.0.0.1:27071
 GW_SECURE=http://127.0.0.1:27072
-# The ports inventory/ci uses: ZooKeeper client, quorum, election, admin, metrics; the gateways. Then those of
-# inventory/ci-secure (step 7): client, secure client, quorum, election, admin, metrics, the gateway.
+# The ports inventory/ci uses: ZooKeeper client, quorum, election, admin, metrics; the gateways; cell b's server
+# (client, quorum, election, admin, metrics). Then those of inventory/ci-secure (step 7): client, secure client,
+# quorum, election, admin, metrics, the gateway.
 PORTS=(22181 22182 22183 22888 22889 22890 23888 23889 23890 28081 28082 28083 27001 27002 27003 27070 27071
+       22185 22892 23892 28085 27005
        22184 22284 22891 23891 28084 27004 27072)
+# Cell b's ZooKeeper server (inventory/ci, group zookeeper_b): its client and admin ports.
+CELL_B_ZK=22185
+CELL_B_ADMIN=28085
 
 export ANSIBLE_NOCOLOR=1 ANSIBLE_FORCE_COLOR=0 NO_COLOR=1 PY_COLORS=0 ANSIBLE_DEPRECATION_WARNINGS=0
 export ANSIBLE_LOCALHOST_WARNING=0
@@ -177,6 +188,71 @@ except Exception:
     stats = {}
 print(stats.get("server_state", "-"), stats.get("last_processed_zxid", 0))' 2>/dev/null || echo "- 0"
 }
+# zk_tree PORT PATH: PATH and every node under it on the ZooKeeper server at 127.0.0.1:PORT, a line each: its czxid
+# (decimal) and its path. Read with the ZooKeeper client of the distribution zk1 runs (its zkCli needs commons-cli,
+# which the distribution leaves out), by a small Java source file run as is. Exit status 2: PATH does not exist;
+# 1: no connection within 20 s. Its messages go to zk-tree.log.
+zk_tree() {
+  if [ ! -f "$LOGS/ZkTree.java" ]; then
+    echo '<configuration><root level="OFF"/></configuration>' >"$LOGS/zk-tree-logback.xml"
+    cat >"$LOGS/ZkTree.java" <<'JAVA'
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import org.apache.zookeeper.KeeperException;
+import org.apache.zookeeper.Watcher;
+import org.apache.zookeeper.ZooKeeper;
+import org.apache.zookeeper.data.Stat;
+
+public class ZkTree {
+    public static void main(String[] args) throws Exception {
+        CountDownLatch connected = new CountDownLatch(1);
+        ZooKeeper zk = new ZooKeeper(args[0], 15000, e -> {
+            if (e.getState() == Watcher.Event.KeeperState.SyncConnected) {
+                connected.countDown();
+            }
+        });
+        int status = 0;
+        try {
+            if (!connected.await(20, TimeUnit.SECONDS)) {
+                System.err.println("no connection to " + args[0] + " within 20 s");
+                status = 1;
+            } else {
+                print(zk, args[1]);
+            }
+        } catch (KeeperException.NoNodeException e) {
+            System.err.println(args[0] + " has no node " + args[1]);
+            status = 2;
+        } finally {
+            zk.close();
+        }
+        System.exit(status);
+    }
+
+    static void print(ZooKeeper zk, String path) throws Exception {
+        Stat stat = new Stat();
+        List<String> children = zk.getChildren(path, false, stat);
+        System.out.println(stat.getCzxid() + " " + path);
+        for (String child : children.stream().sorted().toList()) {
+            try {
+                print(zk, (path.equals("/") ? "" : path) + "/" + child);
+            } catch (KeeperException.NoNodeException gone) {
+                // deleted meanwhile
+            }
+        }
+    }
+}
+JAVA
+  fi
+  java -Xmx64m -Dlogback.configurationFile="$LOGS/zk-tree-logback.xml" -cp "$SANDBOX/zk1/opt/warden-zookeeper/current/lib/*" \
+    "$LOGS/ZkTree.java" "127.0.0.1:$1" "$2" 2>>"$LOGS/zk-tree.log" </dev/null
+}
+# warden cells --json through the gateways $1 (comma list): its output; its exit status in $LOGS/cells.rc.
+cells_json() {
+  local rc=0
+  java -jar "$WARDEN_CLI_JAR" --endpoints "$1" --client-id deploy-test cells --json 2>>"$LOGS/cells.err" || rc=$?
+  echo "$rc" >"$LOGS/cells.rc"
+}
 
 # ---- 0. preconditions ----------------------------------------------------------------------------------------------
 step "preconditions"
@@ -217,7 +293,7 @@ tail -n 3 "$LOGS/lint.log"
 done_step
 
 # ---- 1b. render check ----------------------------------------------------------------------------------------------
-step "1b. render check: warden.yaml with every ZooKeeper TLS and SASL variable set (tests/render-check.yml)"
+step "1b. render check: warden.yaml with every ZooKeeper TLS and SASL variable set, and cell b (tests/render-check.yml)"
 RENDER="$SANDBOX/render"
 mkdir -p "$RENDER"
 RENDER_PW=(trust-"$(python3 -c 'import secrets; print(secrets.token_hex(12))')"
@@ -253,26 +329,29 @@ expected = {
     "zk-sasl-user": "warden",
     "zk-sasl-password-file": conf + "/zk-sasl.password",
     "zk-acl": "sasl:warden:cdrwa,sasl:operator:r",
+    "cells": "b=127.0.0.1:22285",   # the group zookeeper_b's secure client port, the gateway's chroot
+    "routes": "pay=b",
 }
 wrong = {k: doc.get(k) for k, v in expected.items() if doc.get(k) != v}
 for k, v in wrong.items():
     print(f"{k}: {v!r}, expected {expected[k]!r}")
 sys.exit(1 if wrong else 0)
 PY
-  echo "$host: warden.yaml has zk-tls-*, zk-sasl-*, zk-acl with the installed paths and zk: $(sed -n 's/^zk: //p' "$RENDER/$host.yaml")"
+  echo "$host: warden.yaml has zk-tls-*, zk-sasl-*, zk-acl with the installed paths and zk: $(sed -n 's/^zk: //p' "$RENDER/$host.yaml"), cells: $(sed -n 's/^cells: //p' "$RENDER/$host.yaml")"
 done
 rescued="$(sed -n 's/^gw1 .* rescued=\([0-9]*\).*/\1/p' "$LOGS/render.log")"
-[ "$rescued" = 5 ] || fail "the role's checks refused $rescued of the 5 wrong combinations on gw1 (render.log)"
-echo "the role's checks refused all 5 wrong combinations (JAAS and SASL user, key store without trust store, ...)"
+[ "$rescued" = 10 ] || fail "the role's checks refused $rescued of the 10 wrong settings on gw1 (render.log)"
+echo "the role's checks refused all 10 wrong settings (JAAS and SASL user, key store without trust store, ..., a cell"
+echo "named default, a cell's missing group, a cell on the default cell's path, a route to no cell, ...)"
 done_step
 
 # ---- 2. deploy -----------------------------------------------------------------------------------------------------
-step "2. deploy 3 ZooKeeper servers and 2 gateways (site.yml)"
+step "2. deploy 3 ZooKeeper servers, cell b's 1 and 2 gateways (site.yml)"
 playbook deploy.log site.yml
 for gw in "$GW1" "$GW2"; do
   [ "$(ready "$gw")" = 200 ] || fail "$gw/health/ready does not answer 200 after the deployment"
 done
-for admin in 28081 28082 28083; do
+for admin in 28081 28082 28083 "$CELL_B_ADMIN"; do
   state="$(curl -sS --max-time 5 "http://127.0.0.1:$admin/commands/srvr" | json server_stats.server_state)"
   echo "ZooKeeper admin :$admin: $state"
   case "$state" in leader | follower) ;; *) fail "the ZooKeeper server with admin port $admin is not serving ($state)" ;; esac
@@ -295,6 +374,74 @@ curl -sS --max-time 10 -X DELETE "$GW1/v1/sessions/$session" >/dev/null
 seen="$(holders "$GW2" ci/smoke)"
 [ -z "$seen" ] || fail "ci/smoke is still held after its session was closed: $seen"
 echo "session closed: gateway 2 shows ci/smoke free"
+done_step
+
+# ---- 3b. cells ------------------------------------------------------------------------------------------------------
+step "3b. cells: warden cells lists default and b; pay/smoke through gateway 1 is held in cell b's ZooKeeper"
+echo "\$ warden --endpoints $GW1 cells --json"
+cells_json "$GW1" >"$LOGS/cells.json"
+cat "$LOGS/cells.json"
+[ "$(cat "$LOGS/cells.rc")" = 0 ] || { show "$LOGS/cells.err"; fail "warden cells exited with $(cat "$LOGS/cells.rc") (5: a cell does not serve)"; }
+python3 - "$LOGS/cells.json" <<'PY' || fail "warden cells --json (above) does not list default and b, both serving, b with the namespace pay"
+import json, sys
+cells = json.load(open(sys.argv[1]))["cells"]
+names = [c["name"] for c in cells]
+b = cells[1] if len(cells) > 1 else {}
+problems = []
+if names != ["default", "b"]:
+    problems.append(f"cells {names}, expected ['default', 'b']")
+problems += [f"cell {c['name']} is not serving: {c.get('detail')}" for c in cells if c.get("serving") is not True]
+if b.get("namespaces") != ["pay"]:
+    problems.append(f"cell b serves {b.get('namespaces')}, expected ['pay']")
+if b.get("zk", "127.0.0.1:22185") != "127.0.0.1:22185":   # shown to admins only: everyone in open mode
+    problems.append(f"cell b is on {b.get('zk')}, expected 127.0.0.1:22185 (the group zookeeper_b)")
+print("\n".join(problems))
+sys.exit(1 if problems else 0)
+PY
+echo "warden cells: default and b serve; b serves pay"
+
+reply="$(post "$GW1" /v1/sessions '{"client_id":"deploy-test","ttl_ms":30000}')"
+session="$(json session_id <<<"$reply")"
+[ -n "$session" ] || fail "POST $GW1/v1/sessions answered: $reply"
+reply="$(post "$GW1" /v1/acquire '{"session_id":"'"$session"'","name":"pay/smoke","wait_ms":5000}')"
+[ "$(json status <<<"$reply")" = GRANTED ] || fail "POST $GW1/v1/acquire of pay/smoke answered: $reply"
+token="$(json token <<<"$reply")"
+echo "gateway 1: session $session holds pay/smoke with token $token"
+seen="$(holders "$GW2" pay/smoke)"
+echo "gateway 2: pay/smoke is held by: $seen"
+[ "$seen" = "$session $token" ] || fail "gateway 2 shows holder(s) '$seen' for pay/smoke, expected '$session $token'"
+
+# Where the queue is: the lock's node is <chroot>/locks/pay/<shard>/smoke (the service's CellPaths), its children
+# the queue; the holder's entry was made in the acquire's transaction, so its czxid is the token (a new cell: no
+# token floor).
+echo "\$ ZooKeeper at 127.0.0.1:$CELL_B_ZK (cell b): the tree /warden/locks/pay; at 127.0.0.1:22181 (default): /warden/locks"
+rc=0
+zk_tree "$CELL_B_ZK" /warden/locks/pay >"$LOGS/zk-b-locks.txt" || rc=$?
+entry="$(grep -E '^[0-9]+ /warden/locks/pay/[0-9a-f]{3}/smoke/[^/]+$' "$LOGS/zk-b-locks.txt" || true)"
+if [ "$rc" -ne 0 ] || [ "$(grep -c . <<<"$entry")" -ne 1 ]; then
+  show "$LOGS/zk-b-locks.txt"
+  show "$LOGS/zk-tree.log"
+  fail "cell b's ZooKeeper has not exactly one queue entry of pay/smoke (zk_tree exit $rc)"
+fi
+echo "cell b: queue entry ${entry#* }, czxid ${entry%% *}"
+[ "${entry%% *}" = "$token" ] || fail "the queue entry in cell b has czxid ${entry%% *}, expected the token $token"
+rc=0
+zk_tree 22181 /warden/locks >"$LOGS/zk-default-locks.txt" || rc=$?
+[ "$rc" -eq 0 ] || { show "$LOGS/zk-tree.log"; fail "could not read /warden/locks in the default cell's ZooKeeper (zk_tree exit $rc)"; }
+if grep -qE '^[0-9]+ /warden/locks/pay(/|$)' "$LOGS/zk-default-locks.txt"; then
+  show "$LOGS/zk-default-locks.txt"
+  fail "the default cell's ZooKeeper has nodes of the namespace pay, which cell b serves"
+fi
+echo "default cell: $(grep -c . "$LOGS/zk-default-locks.txt") nodes under /warden/locks, none of the namespace pay"
+
+reply="$(post "$GW1" /v1/release '{"session_id":"'"$session"'","name":"pay/smoke","token":'"$token"'}')"
+[ "$(json released <<<"$reply")" = true ] || fail "POST $GW1/v1/release of pay/smoke answered: $reply"
+seen="$(holders "$GW2" pay/smoke)"
+[ -z "$seen" ] || fail "pay/smoke is still held after its release: $seen"
+left="$({ zk_tree "$CELL_B_ZK" /warden/locks/pay || true; } | grep -E '^[0-9]+ /warden/locks/pay/[0-9a-f]{3}/smoke/' || true)"
+[ -z "$left" ] || fail "cell b's ZooKeeper still has the queue entry of pay/smoke after its release: $left"
+curl -sS --max-time 10 -X DELETE "$GW1/v1/sessions/$session" >/dev/null
+echo "released: gateway 2 shows pay/smoke free, its entry is gone from cell b"
 done_step
 
 # ---- 4. a held lock across a rolling restart of the gateways ---------------------------------------------------------
@@ -335,21 +482,23 @@ for gw in "$GW1" "$GW2"; do
 done
 done_step
 
-# ---- 4b. the same held lock across a rolling restart of the ZooKeeper ensemble --------------------------------------
-step "4b. keep ci/held across a rolling restart of the ZooKeeper ensemble"
-ZK_HOSTS=(zk1 zk2 zk3)
-ZK_ADMIN=(28081 28082 28083)
+# ---- 4b. the same held lock across a rolling restart of the ZooKeeper ensembles -------------------------------------
+step "4b. keep ci/held across a rolling restart of the ZooKeeper ensembles (the default cell's and cell b's)"
+# The default cell's servers, then cell b's one (its own ensemble: it leads itself).
+ZK_HOSTS=(zk1 zk2 zk3 zkb1)
+ZK_ADMIN=(28081 28082 28083 "$CELL_B_ADMIN")
 # Before: each server's process (pid file: pid and start time in clock ticks), its "Starting quorum peer" lines, and
-# the leader. After: a new live process each, one more such line each, the old leader started last, one leader.
+# the default cell's leader. After: a new live process each, one more such line each, the default cell's old leader
+# started after its followers, one leader there.
 declare -A zk_proc_before zk_starts_before
 old_leader="" old_epoch=0
-for i in 0 1 2; do
+for i in 0 1 2 3; do
   host="${ZK_HOSTS[$i]}"
   zk_proc_before[$host]="$(cat "$SANDBOX/$host/run/zookeeper/zookeeper.pid")"
   zk_starts_before[$host]="$(grep -c 'Starting quorum peer' "$SANDBOX/$host/var/log/zookeeper/zookeeper.out" || true)"
   read -r state zxid <<<"$(zk_srvr "${ZK_ADMIN[$i]}")"
   echo "before: $host (admin :${ZK_ADMIN[$i]}) is $state, process ${zk_proc_before[$host]% *}, zxid epoch $((zxid >> 32))"
-  if [ "$state" = leader ]; then old_leader="$host" old_epoch=$((zxid >> 32)); fi
+  if [ "$i" -lt 3 ] && [ "$state" = leader ]; then old_leader="$host" old_epoch=$((zxid >> 32)); fi
 done
 [ -n "$old_leader" ] || fail "no ZooKeeper server reports itself leader before the rolling restart"
 for host in gw1 gw2; do   # the gateways' ZooKeeper connection events from here on are shown below
@@ -359,15 +508,19 @@ done
 zk_restart_t0=$SECONDS
 playbook zk-restart.log zookeeper.yml -e zookeeper_rolling_restart=true
 echo "the ZooKeeper rolling restart took $((SECONDS - zk_restart_t0)) s"
-# The order the playbook restarted the servers in, from its log: followers first, the old leader last.
-order="$(grep -A1 -F 'TASK [zookeeper : Restart the server (supervisor)]' "$LOGS/zk-restart.log" \
-  | sed -n 's/^changed: \[\(zk[0-9]*\)\].*/\1/p' | paste -sd' ')"
-echo "restarted in this order: $order (the leader before: $old_leader)"
-[ "$order" != "${order%"$old_leader"}" ] || fail "the rolling restart restarted '$order': not every server, or the leader $old_leader not last"
-[ "$(wc -w <<<"$order")" -eq 3 ] || fail "the rolling restart restarted '$order', expected all 3 servers"
+# The order the playbook restarted the servers in, from its log: one at a time; of the default cell's, the
+# followers first, the old leader last.
+all_order="$(grep -A1 -F 'TASK [zookeeper : Restart the server (supervisor)]' "$LOGS/zk-restart.log" \
+  | sed -n 's/^changed: \[\(zk[0-9a-z]*\)\].*/\1/p' | paste -sd' ')"
+order="$(tr ' ' '\n' <<<"$all_order" | grep -x 'zk[1-3]' | paste -sd' ')"
+echo "restarted in this order: $all_order (the default cell's leader before: $old_leader)"
+[ "$order" != "${order%"$old_leader"}" ] || fail "the rolling restart restarted '$order' of the default cell: not every server, or the leader $old_leader not last"
+[ "$(wc -w <<<"$order")" -eq 3 ] || fail "the rolling restart restarted '$order' of the default cell, expected all 3 servers"
+[ "$(wc -w <<<"$all_order")" -eq 4 ] && grep -qw zkb1 <<<"$all_order" \
+  || fail "the rolling restart restarted '$all_order', expected the 3 servers of the default cell and cell b's zkb1"
 
 leaders=0 new_leader="" new_epoch=0 last_started="" last_ticks=0
-for i in 0 1 2; do
+for i in 0 1 2 3; do
   host="${ZK_HOSTS[$i]}"
   read -r pid ticks <"$SANDBOX/$host/run/zookeeper/zookeeper.pid"
   [ "$pid $ticks" != "${zk_proc_before[$host]}" ] || fail "$host runs the same process as before ($pid): it was not restarted"
@@ -380,16 +533,20 @@ for i in 0 1 2; do
   starts="$(grep -c 'Starting quorum peer' "$SANDBOX/$host/var/log/zookeeper/zookeeper.out" || true)"
   [ "$starts" -eq $((zk_starts_before[$host] + 1)) ] \
     || fail "$host: zookeeper.out has $starts 'Starting quorum peer' lines, expected $((zk_starts_before[$host] + 1))"
-  if [ "$ticks" -gt "$last_ticks" ]; then last_started="$host" last_ticks="$ticks"; fi
   read -r state zxid <<<"$(zk_srvr "${ZK_ADMIN[$i]}")"
   echo "after: $host is $state, new process $pid (${age} s old, was ${zk_proc_before[$host]% *}), zxid epoch $((zxid >> 32))"
+  if [ "$host" = zkb1 ]; then   # cell b's only server: its own leader
+    case "$state" in leader | standalone) ;; *) fail "zkb1 (cell b) does not serve after the rolling restart ($state)" ;; esac
+    continue
+  fi
+  if [ "$ticks" -gt "$last_ticks" ]; then last_started="$host" last_ticks="$ticks"; fi
   case "$state" in
     leader) leaders=$((leaders + 1)) new_leader="$host" new_epoch=$((zxid >> 32)) ;;
     follower) ;;
     *) fail "$host does not serve after the rolling restart ($state)" ;;
   esac
 done
-[ "$leaders" -eq 1 ] || fail "$leaders ZooKeeper servers report themselves leader after the rolling restart, expected 1"
+[ "$leaders" -eq 1 ] || fail "$leaders servers of the default cell report themselves leader after the rolling restart, expected 1"
 [ "$last_started" = "$old_leader" ] || fail "the newest process is $last_started's, but the old leader $old_leader should have been restarted last"
 [ "$new_epoch" -gt "$old_epoch" ] || fail "the leader's epoch is $new_epoch, was $old_epoch: no new election after the leader restarted"
 echo "one leader: $new_leader (was $old_leader), epoch $old_epoch -> $new_epoch"
@@ -402,6 +559,14 @@ done
 for gw in "$GW1" "$GW2"; do   # a gateway may still be reconnecting to the ensemble
   for _ in $(seq 1 30); do [ "$(ready "$gw")" = 200 ] && break; sleep 0.5; done
   [ "$(ready "$gw")" = 200 ] || fail "$gw is not ready 15 s after the ZooKeeper rolling restart"
+  # Readiness follows the default cell only: cell b serves again once warden cells exits 0.
+  for _ in $(seq 1 30); do
+    cells_json "$gw" >"$LOGS/cells.json"
+    [ "$(cat "$LOGS/cells.rc")" = 0 ] && break
+    sleep 1
+  done
+  [ "$(cat "$LOGS/cells.rc")" = 0 ] || { cat "$LOGS/cells.json"; fail "through $gw, a cell does not serve 30 s after the ZooKeeper rolling restart"; }
+  echo "$gw: $(python3 -c 'import json, sys; print(", ".join(c["name"] + (" serving" if c["serving"] else " NOT serving") for c in json.load(sys.stdin)["cells"]))' <"$LOGS/cells.json")"
 done
 kill -0 "$CLI_PID" 2>/dev/null || { show "$LOGS/cli.log"; fail "warden lock exited during the ZooKeeper rolling restart (it lost the lock)"; }
 for gw in "$GW1" "$GW2"; do
@@ -427,7 +592,7 @@ done_step
 step "5. site.yml again: no changes"
 playbook rerun.log site.yml
 recap="$(sed -n '/^PLAY RECAP/,$p' "$LOGS/rerun.log" | grep -E '^[a-z0-9]+ +: ok=')"
-[ "$(grep -c . <<<"$recap")" -eq 5 ] || fail "expected 5 hosts in the PLAY RECAP"
+[ "$(grep -c . <<<"$recap")" -eq 6 ] || fail "expected 6 hosts in the PLAY RECAP (zk1-zk3, zkb1, gw1, gw2)"
 if grep -v -E ' changed=0 .* failed=0 ' <<<"$recap"; then
   grep -B3 -E '^changed:' "$LOGS/rerun.log" | head -60
   fail "the second run changed something (above)"
