@@ -54,6 +54,11 @@ import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
  *   <li>{@link Bug#DEADLOCKS_NEVER_BROKEN}: the gateway finds deadlocks and lists them, but never removes a victim
  *   (breaks §2.13; the deadlock checker must see a cycle with an {@code on_deadlock: FAIL} member that no 409 broke
  *   within its bound).</li>
+ *   <li>{@link Bug#MOVE_WITHOUT_FLOOR_RAISE}: a move of a namespace to another cell ({@code PUT
+ *   /v1/namespaces/{namespace}/cell}) freezes, drains and flips it as the contract says, but never raises the new cell's
+ *   token floor ({@link io.warden.service.MoveRule} {@code () -> false}), so a namespace moved into a cell whose zxids are
+ *   behind the old cell's is granted tokens below the ones it had (breaks §1, tokens only grow; the fencing checker must
+ *   see a token that went down across the move, and the fenced counter refuses the increments made under it).</li>
  * </ul>
  */
 public final class BrokenGateway {
@@ -65,7 +70,8 @@ public final class BrokenGateway {
     /** The deliberate bugs. */
     enum Bug {
         GRANT_WITHOUT_CHECK, EXPIRE_AT_HALF_TTL, TOKEN_OF_LOCK, WAITERS_NEVER_WOKEN, RESUME_FROM_NOW, REFUSE_FREE_TRIES,
-        SEMAPHORE_ONE_MORE, MULTI_ONE_NAME_AT_A_TIME, MULTI_FIRST_NAME_ONLY, DEADLOCKS_NEVER_BROKEN;
+        SEMAPHORE_ONE_MORE, MULTI_ONE_NAME_AT_A_TIME, MULTI_FIRST_NAME_ONLY, DEADLOCKS_NEVER_BROKEN,
+        MOVE_WITHOUT_FLOOR_RAISE;
 
         Rules rules() {
             Rules c = Rules.CONTRACT;
@@ -149,6 +155,8 @@ public final class BrokenGateway {
                         return true;
                     }
                 }, c.expiry(), c.resume());
+                // The other rules as the contract has them: only the move's floor raise is left out.
+                case MOVE_WITHOUT_FLOOR_RAISE -> new Rules(c.grants(), c.expiry(), c.resume(), () -> false);
             };
         }
     }

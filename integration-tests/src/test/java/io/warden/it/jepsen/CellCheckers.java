@@ -13,15 +13,19 @@ import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The checkers of {@link CellQuorumLossIT}, over a {@link CellWorkload} history and the moments of the one outage. Each
- * returns a {@link Verdict}: its problems (none when it holds) and a summary of what it looked at, for the report.
+ * The checkers of {@link CellQuorumLossIT} and {@link CellMoveIT}, over a {@link CellWorkload} history and the moments of
+ * the one outage or of the moves. Each returns a {@link Verdict}: its problems (none when it holds) and a summary of what
+ * it looked at, for the report.
  *
  * <ol>
- *   <li>{@link #fencing}: no lost update and tokens that grow, in both cells;</li>
- *   <li>{@link #untouched}: the clients of the cell that kept its quorum saw nothing;</li>
+ *   <li>{@link #fencing}: no lost update and tokens that grow, in both cells (and across moves);</li>
+ *   <li>{@link #untouched}: the clients of the cell that kept its quorum (or of the namespace that did not move) saw
+ *   nothing;</li>
  *   <li>{@link #faultWasReal}: the clients of the cell that lost it saw the outage, and were served again after it;</li>
  *   <li>{@link #spanningRefused}: no keepalive of a session that used that cell was acknowledged while the cell could
- *   not vouch for it, the spanning clients' keepalives were refused, and they recovered.</li>
+ *   not vouch for it, the spanning clients' keepalives were refused, and they recovered;</li>
+ *   <li>{@link #tokensAcrossMoves}: a moved namespace's tokens grow across each move, lock by lock;</li>
+ *   <li>{@link #regrantedAfterMoves}: each client of the moved namespace is granted again soon after each move.</li>
  * </ol>
  */
 final class CellCheckers {
@@ -53,6 +57,17 @@ final class CellCheckers {
         /** Whether the call was under way at some moment of the outage (sent before the heal, answered after the cut). */
         boolean during(CellOp op) {
             return op.call() < heal && op.ret() >= cut;
+        }
+    }
+
+    /**
+     * One move of {@code namespace} from cell {@code from} to cell {@code to}, as the test saw its call: {@code call} when
+     * {@code PUT /v1/namespaces/{namespace}/cell} was sent, {@code ret} when its reply came (after the flip: from then on
+     * the new cell serves the namespace), in {@code System.nanoTime()}.
+     */
+    record Move(String namespace, String from, String to, long call, long ret) {
+        String describe() {
+            return from + " -> " + to;
         }
     }
 
@@ -146,6 +161,14 @@ final class CellCheckers {
      * and each of them was granted and kept alive at least {@link #MIN_DURING_OUTAGE} times during the outage.
      */
     static Verdict untouched(List<CellOp> history, CellOp.Role role, Outage o, long start) {
+        return untouched(history, role, o.cut(), o.heal(), "the outage", start);
+    }
+
+    /**
+     * Checker 2 over any window of trouble elsewhere ({@code what}: the calls under way at some moment from {@code from}
+     * to {@code to} are "during" it), e.g. the moves of another namespace: the same rules as for an outage.
+     */
+    static Verdict untouched(List<CellOp> history, CellOp.Role role, long from, long to, String what, long start) {
         List<String> problems = new ArrayList<>();
         Map<String, int[]> duringOutage = new TreeMap<>(); // client -> {grants, keepalives acknowledged}
         long ops = 0;
@@ -157,28 +180,28 @@ final class CellCheckers {
             ops++;
             int[] counts = duringOutage.computeIfAbsent(op.client(), k -> new int[2]);
             if (op.outcome() != CellOp.Outcome.OK) {
-                problems.add(phase(op, o) + ": " + op.describe(start));
+                problems.add(phase(op, from, to, what) + ": " + op.describe(start));
                 continue;
             }
             if (op.kind() != CellOp.Kind.INCREMENT) {
                 long over = op.millis() - op.waitMs();
                 maxOver = Math.max(maxOver, over);
                 if (over > OVER_WAIT_MS) {
-                    problems.add(phase(op, o) + ": took " + over + " ms beyond its wait (bound " + OVER_WAIT_MS + " ms): "
-                            + op.describe(start));
+                    problems.add(phase(op, from, to, what) + ": took " + over + " ms beyond its wait (bound "
+                            + OVER_WAIT_MS + " ms): " + op.describe(start));
                 }
             }
-            if (o.during(op) && op.kind() == CellOp.Kind.ACQUIRE) {
+            if (during(op, from, to) && op.kind() == CellOp.Kind.ACQUIRE) {
                 counts[0]++;
             }
-            if (o.during(op) && op.kind() == CellOp.Kind.KEEPALIVE) {
+            if (during(op, from, to) && op.kind() == CellOp.Kind.KEEPALIVE) {
                 counts[1]++;
             }
         }
         duringOutage.forEach((client, counts) -> {
             if (counts[0] < MIN_DURING_OUTAGE || counts[1] < MIN_DURING_OUTAGE) {
                 problems.add(client + ": only " + counts[0] + " grants and " + counts[1] + " keepalives acknowledged "
-                        + "during the outage (at least " + MIN_DURING_OUTAGE + " each)");
+                        + "during " + what + " (at least " + MIN_DURING_OUTAGE + " each)");
             }
         });
         if (duringOutage.isEmpty()) {
@@ -190,12 +213,22 @@ final class CellCheckers {
         return new Verdict("2. " + role + " clients see nothing (every call OK, none over its wait + " + OVER_WAIT_MS
                 + " ms)", problems, ops + " calls of " + duringOutage.keySet() + ", " + problems.size()
                 + " problems; slowest " + (maxOver == Long.MIN_VALUE ? "none" : maxOver + " ms") + " beyond its wait; "
-                + "grants/keepalives acknowledged during the outage: " + per);
+                + "grants/keepalives acknowledged during " + what + ": " + per);
     }
 
     /** Before (answered before the cut), during (under way at some moment of the outage) or after (sent after the heal). */
     static String phase(CellOp op, Outage o) {
-        return op.ret() < o.cut() ? "before the outage" : o.during(op) ? "during the outage" : "after the outage";
+        return phase(op, o.cut(), o.heal(), "the outage");
+    }
+
+    /** As for an outage: before {@code what} (answered before {@code from}), during it, or after it (sent after {@code to}). */
+    static String phase(CellOp op, long from, long to, String what) {
+        return op.ret() < from ? "before " + what : during(op, from, to) ? "during " + what : "after " + what;
+    }
+
+    /** Whether the call was under way at some moment from {@code from} to {@code to}. */
+    private static boolean during(CellOp op, long from, long to) {
+        return op.call() < to && op.ret() >= from;
     }
 
     // ------------------------------------------------------------------ 3
@@ -335,5 +368,121 @@ final class CellCheckers {
                 + (lastAcked == Long.MIN_VALUE ? "" : String.format(", the last sent %.2f s after the cut",
                         (lastAcked - o.cut()) / 1e9))
                 + "; after the heal: " + recovered);
+    }
+
+    // ------------------------------------------------------------------ 5
+
+    /**
+     * Checker 5, a moved namespace's tokens grow across each move, lock by lock: every grant of a request first sent
+     * after the move's reply (its queue node made in the new cell) has a larger token than every grant answered before
+     * the move was asked (made in the old cell, or earlier). Checker 1 says as much of every pair of grants in real-time
+     * order; this one names the move a token went down across. Each lock of the namespace must have grants on both sides
+     * of each move (else the check says nothing of it).
+     */
+    static Verdict tokensAcrossMoves(List<CellOp> history, String namespace, List<Move> moves, long start) {
+        List<String> problems = new ArrayList<>();
+        Map<String, Long> firstCall = new HashMap<>();
+        for (CellOp op : history) {
+            if (op.kind() == CellOp.Kind.ACQUIRE) {
+                firstCall.merge(op.session() + " " + op.requestId(), op.call(), Math::min);
+            }
+        }
+        Map<String, List<CellOp>> grants = new TreeMap<>();
+        for (CellOp op : history) {
+            if (op.kind() == CellOp.Kind.ACQUIRE && op.outcome() == CellOp.Outcome.OK && namespace.equals(op.namespace())) {
+                grants.computeIfAbsent(op.lock(), k -> new ArrayList<>()).add(op);
+            }
+        }
+        if (grants.isEmpty()) {
+            problems.add("no grant of namespace " + namespace + " in the history");
+        }
+        List<String> shown = new ArrayList<>();
+        for (int m = 0; m < moves.size(); m++) {
+            Move move = moves.get(m);
+            String which = "move " + (m + 1) + " (" + move.describe() + ")";
+            for (Map.Entry<String, List<CellOp>> e : grants.entrySet()) {
+                CellOp highestBefore = null;
+                CellOp lowestAfter = null;
+                List<CellOp> after = new ArrayList<>();
+                for (CellOp g : e.getValue()) {
+                    if (g.ret() < move.call() && (highestBefore == null || g.token() > highestBefore.token())) {
+                        highestBefore = g;
+                    }
+                    if (firstCall.get(g.session() + " " + g.requestId()) > move.ret()) {
+                        after.add(g);
+                        if (lowestAfter == null || g.token() < lowestAfter.token()) {
+                            lowestAfter = g;
+                        }
+                    }
+                }
+                if (highestBefore == null || lowestAfter == null) {
+                    problems.add("lock " + e.getKey() + ": no grant " + (highestBefore == null ? "answered before " : "")
+                            + (highestBefore == null && lowestAfter == null ? "nor " : "")
+                            + (lowestAfter == null ? "sent after " : "") + which + " to compare");
+                    continue;
+                }
+                long top = highestBefore.token();
+                long below = after.stream().filter(g -> g.token() <= top).count();
+                if (below > 0) {
+                    problems.add("lock " + e.getKey() + ": token went down across " + which + ": " + below + " of the "
+                            + after.size() + " grants sent after it have a token at most " + top + ", the highest before "
+                            + "it; the lowest: " + lowestAfter.describe(start) + "; the highest before: "
+                            + highestBefore.describe(start));
+                }
+                shown.add(which + " " + e.getKey() + ": highest before " + top + ", lowest after " + lowestAfter.token()
+                        + " (" + after.size() + " grants after)");
+            }
+        }
+        return new Verdict("5. tokens of " + namespace + " grow across each move", problems,
+                moves.size() + " moves, " + grants.size() + " locks: " + String.join("; ", shown));
+    }
+
+    // ------------------------------------------------------------------ 6
+
+    /**
+     * Checker 6, the moved namespace is served again after each move: every client of {@code role} (each uses only that
+     * namespace) was granted one of its locks within {@code boundNanos} of each move's reply.
+     */
+    static Verdict regrantedAfterMoves(List<CellOp> history, String namespace, CellOp.Role role, List<Move> moves,
+                                       long boundNanos, long start) {
+        List<String> problems = new ArrayList<>();
+        Set<String> clients = new TreeSet<>();
+        for (CellOp op : history) {
+            if (op.role() == role) {
+                clients.add(op.client());
+            }
+        }
+        if (clients.isEmpty()) {
+            problems.add("no " + role + " client in the history");
+        }
+        List<String> shown = new ArrayList<>();
+        for (int m = 0; m < moves.size(); m++) {
+            Move move = moves.get(m);
+            Map<String, String> delays = new TreeMap<>();
+            for (String client : clients) {
+                long first = Long.MAX_VALUE;
+                for (CellOp op : history) {
+                    if (op.client().equals(client) && op.kind() == CellOp.Kind.ACQUIRE && op.outcome() == CellOp.Outcome.OK
+                            && namespace.equals(op.namespace()) && op.ret() > move.ret()) {
+                        first = Math.min(first, op.ret() - move.ret());
+                    }
+                }
+                if (first == Long.MAX_VALUE) {
+                    problems.add(client + " was not granted a lock of " + namespace + " after move " + (m + 1) + " ("
+                            + move.describe() + ", answered at " + at(move.ret(), start) + ")");
+                    delays.put(client, "never");
+                } else {
+                    if (first > boundNanos) {
+                        problems.add(client + " was granted a lock of " + namespace + " only " + String.format("%.2f s",
+                                first / 1e9) + " after move " + (m + 1) + " (" + move.describe() + ") was answered (bound "
+                                + TimeUnit.NANOSECONDS.toMillis(boundNanos) + " ms)");
+                    }
+                    delays.put(client, String.format("%.2f s", first / 1e9));
+                }
+            }
+            shown.add("move " + (m + 1) + " (" + move.describe() + "): " + delays);
+        }
+        return new Verdict("6. " + role + " clients granted again within " + TimeUnit.NANOSECONDS.toMillis(boundNanos)
+                + " ms of each move", problems, "first grant after each move's reply: " + String.join("; ", shown));
     }
 }

@@ -9,14 +9,19 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
- * The checkers of {@link CellQuorumLossIT} on small made-up histories: each passes a clean one and reports the fault it
- * is there for. Times are in milliseconds here (nanoseconds in the checkers); the outage of cell b: cut at 10 s, no
- * server serving at 15 s, healed at 25 s.
+ * The checkers of {@link CellQuorumLossIT} and {@link CellMoveIT} on small made-up histories: each passes a clean one
+ * and reports the fault it is there for. Times are in milliseconds here (nanoseconds in the checkers); the outage of cell
+ * b: cut at 10 s, no server serving at 15 s, healed at 25 s; the moves of pay: to default asked at 10 s and answered at
+ * 11 s, back to b asked at 20 s and answered at 21 s.
  */
 class CellCheckersTest {
     private static final long B_NANOS = TimeUnit.MILLISECONDS.toNanos(2000);
     private static final CellCheckers.Outage OUTAGE = new CellCheckers.Outage("b", ms(10_000), ms(15_000), ms(25_000),
             ms(26_000), ms(27_000));
+
+    private static final List<CellCheckers.Move> MOVES = List.of(
+            new CellCheckers.Move("pay", "b", "default", ms(10_000), ms(11_000)),
+            new CellCheckers.Move("pay", "default", "b", ms(20_000), ms(21_000)));
 
     private final List<CellOp> ops = new ArrayList<>();
 
@@ -150,5 +155,69 @@ class CellCheckersTest {
         assertThat(CellCheckers.spanningRefused(ops, OUTAGE, B_NANOS, 0).problems())
                 .contains("span-2: no keepalive of its session was refused during the outage",
                         "span-2: no keepalive acknowledged after the heal", "span-2: no pay lock granted after the heal");
+    }
+
+    @Test
+    void untouched_overTheMovesNamesThemInItsProblems() {
+        servedWebClient("web-1");
+        op("web-1", CellOp.Kind.ACQUIRE, "w-web-1", "web/counter-1", "late", 0, CellOp.Outcome.TIMED_OUT, 10_500, 12_500);
+        List<String> problems = CellCheckers.untouched(ops, CellOp.Role.WEB, ms(10_000), ms(21_000), "the moves", 0)
+                .problems();
+        assertThat(problems).hasSize(1);
+        assertThat(problems.get(0)).startsWith("during the moves: ").contains("TIMED_OUT");
+    }
+
+    /** Grants of pay/counter-0 and pay/counter-1 before, between and after the moves, with the tokens given. */
+    private void payAcrossMoves(long beforeToken, long betweenToken, long afterToken) {
+        for (String lock : List.of("pay/counter-0", "pay/counter-1")) {
+            grant("pay-1", "p1", lock, lock + "a", beforeToken, 5_000, 5_100);
+            grant("pay-1", "p1", lock, lock + "b", betweenToken, 12_000, 12_100);
+            grant("pay-1", "p1", lock, lock + "c", afterToken, 22_000, 22_100);
+        }
+    }
+
+    @Test
+    void tokensAcrossMoves_passTokensThatGrowAcrossBoth() {
+        payAcrossMoves(100, 5_000, 6_000);
+        assertThat(CellCheckers.tokensAcrossMoves(ops, "pay", MOVES, 0).problems()).isEmpty();
+    }
+
+    @Test
+    void tokensAcrossMoves_reportEachLockWhoseTokenWentDownAcrossAMove() {
+        payAcrossMoves(5_000, 100, 6_000);
+        // a request sent during move 1 and granted after it is neither before nor after it: not compared
+        grant("pay-2", "p2", "pay/counter-0", "held", 50, 10_500, 11_200);
+        List<String> problems = CellCheckers.tokensAcrossMoves(ops, "pay", MOVES, 0).problems();
+        assertThat(problems).hasSize(2).allMatch(p -> p.contains(": token went down across move 1 (b -> default): 1 of "
+                + "the 2 grants sent after it have a token at most 5000"));
+        assertThat(problems).anyMatch(p -> p.startsWith("lock pay/counter-0:"))
+                .anyMatch(p -> p.startsWith("lock pay/counter-1:"));
+    }
+
+    @Test
+    void tokensAcrossMoves_reportALockWithoutGrantsOnBothSides() {
+        grant("pay-1", "p1", "pay/counter-0", "a", 5, 5_000, 5_100);
+        assertThat(CellCheckers.tokensAcrossMoves(ops, "pay", MOVES, 0).problems())
+                .contains("lock pay/counter-0: no grant sent after move 1 (b -> default) to compare");
+    }
+
+    @Test
+    void regrantedAfterMoves_passesClientsGrantedSoonAfterEach() {
+        grant("pay-1", "p1", "pay/counter-0", "a", 5, 11_000, 11_300);
+        grant("pay-1", "p1", "pay/counter-0", "b", 9, 21_500, 21_600);
+        assertThat(CellCheckers.regrantedAfterMoves(ops, "pay", CellOp.Role.PAY, MOVES, ms(5_000), 0).problems())
+                .isEmpty();
+    }
+
+    @Test
+    void regrantedAfterMoves_reportsAClientGrantedLateOrNever() {
+        grant("pay-1", "p1", "pay/counter-0", "a", 5, 11_000, 17_000);
+        grant("pay-2", "p2", "pay/counter-0", "b", 6, 11_000, 11_100);
+        grant("pay-2", "p2", "pay/counter-0", "c", 9, 21_500, 21_600);
+        List<String> problems = CellCheckers.regrantedAfterMoves(ops, "pay", CellOp.Role.PAY, MOVES, ms(5_000), 0)
+                .problems();
+        assertThat(problems).containsExactly(
+                "pay-1 was granted a lock of pay only 6.00 s after move 1 (b -> default) was answered (bound 5000 ms)",
+                "pay-1 was not granted a lock of pay after move 2 (default -> b, answered at 21.00 s)");
     }
 }

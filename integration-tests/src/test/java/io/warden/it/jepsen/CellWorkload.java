@@ -33,9 +33,10 @@ import java.util.concurrent.atomic.AtomicLong;
  * then release by token; every call is recorded as a {@link CellOp} with {@code System.nanoTime()} around it.
  *
  * <p>Clients by role: {@code web-*} use namespace {@value TwoCells#WEB} only (cell A), {@code pay-*} namespace
- * {@value TwoCells#PAY} only (cell B), {@code span-*} both, turn about, in one session (whose record is then in both
- * cells). Each client asks one gateway, or (the third web and pay clients, as behind a round-robin balancer) the two in
- * turn, call by call, keepalives too. A call is one HTTP attempt: a 503 is recorded as such, never retried into a
+ * {@value TwoCells#PAY} only (cell B, until a move), {@code span-*} both, turn about, in one session (whose record is
+ * then in both cells). Each client asks one gateway, or (as behind a round-robin balancer) the two in turn, call by
+ * call, keepalives too. Which clients run is a {@link ClientSpec} list ({@link #QUORUM_LOSS_MIX} unless a run gives
+ * another), as is the number of {@value TwoCells#PAY} locks. A call is one HTTP attempt: a 503 is recorded as such, never retried into a
  * success, so the history shows every refusal a client saw.
  *
  * <p>What a client does after an answer that does not decide (503, no answer, another 5xx): an acquire is sent again
@@ -50,7 +51,10 @@ import java.util.concurrent.atomic.AtomicLong;
 final class CellWorkload {
     static final long TTL_MS = 3000;
     static final long WAIT_MS = 2000;
-    /** Locks per namespace: a few, so that clients of a namespace queue behind each other and the fence is used. */
+    /**
+     * Locks per namespace (of {@value TwoCells#PAY}, unless a run asks for another count): a few, so that clients of a
+     * namespace queue behind each other and the fence is used.
+     */
     static final int LOCKS = 2;
     /** Keepalives every third of the TTL, as the gateway's {@code keepalive_interval_ms} says. */
     static final long KEEPALIVE_EVERY_MS = TTL_MS / 3;
@@ -62,7 +66,30 @@ final class CellWorkload {
     /** How long a client waits after an answer that did not decide, before it asks again. */
     private static final long BACKOFF_MS = 250;
 
+    /**
+     * One client of a mix: its name (which says its role, as the checkers and reports expect: {@code web-1},
+     * {@code pay-2}), its role, and the gateway it asks (0-based), or -1 for the two in turn, call by call.
+     */
+    record ClientSpec(String name, CellOp.Role role, int gateway) {
+    }
+
+    /**
+     * The mix {@link CellQuorumLossIT} runs: three clients of each role but two spanning ones, each on one gateway or
+     * (the third web and pay clients) on both in turn.
+     */
+    static final List<ClientSpec> QUORUM_LOSS_MIX = List.of(
+            new ClientSpec("web-1", CellOp.Role.WEB, 0),
+            new ClientSpec("web-2", CellOp.Role.WEB, 1),
+            new ClientSpec("web-3", CellOp.Role.WEB, -1),
+            new ClientSpec("pay-1", CellOp.Role.PAY, 0),
+            new ClientSpec("pay-2", CellOp.Role.PAY, 1),
+            new ClientSpec("pay-3", CellOp.Role.PAY, -1),
+            new ClientSpec("span-1", CellOp.Role.SPAN, 0),
+            new ClientSpec("span-2", CellOp.Role.SPAN, 1));
+
     private final List<URI> gateways;
+    /** Locks per namespace: {@link #LOCKS}, but for {@value TwoCells#PAY} when a run asks for another count. */
+    private final Map<String, Integer> locks;
     private final HttpClient http = WardenClient.newHttpClient();
     private final ConcurrentLinkedQueue<CellOp> ops = new ConcurrentLinkedQueue<>();
     private final AtomicInteger nextId = new AtomicInteger();
@@ -79,23 +106,27 @@ final class CellWorkload {
     });
     private volatile boolean stopping;
 
+    /** The mix of {@link CellQuorumLossIT} ({@link #QUORUM_LOSS_MIX}), {@link #LOCKS} locks per namespace. */
     CellWorkload(List<URI> gateways, long seed) {
+        this(gateways, seed, QUORUM_LOSS_MIX, LOCKS);
+    }
+
+    /**
+     * The clients of {@code mix}, each with a seed drawn in order from {@code seed}; {@link #LOCKS} locks in namespace
+     * {@value TwoCells#WEB}, {@code payLocks} in {@value TwoCells#PAY}, each with its fenced counter.
+     */
+    CellWorkload(List<URI> gateways, long seed, List<ClientSpec> mix, int payLocks) {
         this.gateways = List.copyOf(gateways);
+        this.locks = Map.of(TwoCells.WEB, LOCKS, TwoCells.PAY, payLocks);
         for (String ns : List.of(TwoCells.WEB, TwoCells.PAY)) {
-            for (int l = 0; l < LOCKS; l++) {
+            for (int l = 0; l < locks.get(ns); l++) {
                 counters.put(lock(ns, l), new FencedRegister());
             }
         }
         Random seeds = new Random(seed);
-        // -1: the two gateways in turn, call by call
-        clients.add(new Client("web-1", CellOp.Role.WEB, 0, seeds.nextLong()));
-        clients.add(new Client("web-2", CellOp.Role.WEB, 1, seeds.nextLong()));
-        clients.add(new Client("web-3", CellOp.Role.WEB, -1, seeds.nextLong()));
-        clients.add(new Client("pay-1", CellOp.Role.PAY, 0, seeds.nextLong()));
-        clients.add(new Client("pay-2", CellOp.Role.PAY, 1, seeds.nextLong()));
-        clients.add(new Client("pay-3", CellOp.Role.PAY, -1, seeds.nextLong()));
-        clients.add(new Client("span-1", CellOp.Role.SPAN, 0, seeds.nextLong()));
-        clients.add(new Client("span-2", CellOp.Role.SPAN, 1, seeds.nextLong()));
+        for (ClientSpec spec : mix) {
+            clients.add(new Client(spec.name(), spec.role(), spec.gateway(), seeds.nextLong()));
+        }
     }
 
     static String lock(String namespace, int l) {
@@ -154,8 +185,13 @@ final class CellWorkload {
 
     /** Whether every client was granted an acquire it sent after {@code since}. */
     boolean everyClientGrantedSince(long since) {
+        return everyClientGrantedSince(since, null);
+    }
+
+    /** Whether every client of {@code role} (null: every client) was granted an acquire it sent after {@code since}. */
+    boolean everyClientGrantedSince(long since, CellOp.Role role) {
         for (Client c : clients) {
-            if (c.lastGrantCall.get() <= since) {
+            if ((role == null || c.role == role) && c.lastGrantCall.get() <= since) {
                 return false;
             }
         }
@@ -322,7 +358,8 @@ final class CellWorkload {
                 release(s, lane, lane.pendingLock, lane.pendingReleaseToken);
                 return;
             }
-            String lock = lane.pendingLock != null ? lane.pendingLock : lock(lane.namespace, rnd.nextInt(LOCKS));
+            String lock = lane.pendingLock != null ? lane.pendingLock
+                    : lock(lane.namespace, rnd.nextInt(locks.get(lane.namespace)));
             String requestId = lane.pendingRequest != null ? lane.pendingRequest : name + "-" + (++requests);
             ObjectNode body = WardenClient.JSON.createObjectNode().put("session_id", s.id).put("name", lock)
                     .put("mode", "EXCLUSIVE").put("wait_ms", WAIT_MS).put("request_id", requestId);

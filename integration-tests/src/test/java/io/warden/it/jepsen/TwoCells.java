@@ -54,6 +54,23 @@ final class TwoCells implements AutoCloseable {
 
     /** Starts both ensembles and {@code gatewayCount} gateways; returns once every gateway serves both cells. */
     static TwoCells start(String run, int gatewayCount) {
+        return start(run, gatewayCount, null);
+    }
+
+    /**
+     * As {@link #start(String, int)}, with gateways that have the deliberate bug {@code fault} (a {@link BrokenGateway}
+     * bug's name, as {@link JepsenCell} starts them), or the service jar's when null.
+     */
+    static TwoCells start(String run, int gatewayCount, String fault) {
+        return start(run, gatewayCount, fault, (a, b) -> { });
+    }
+
+    /**
+     * As {@link #start(String, int, String)}; {@code beforeGateways} is given ensembles A and B once both have a quorum,
+     * before any gateway starts (to prepare what the gateways will find, such as the ensembles' zxids).
+     */
+    static TwoCells start(String run, int gatewayCount, String fault,
+                          java.util.function.BiConsumer<ZkEnsemble, ZkEnsemble> beforeGateways) {
         JavaLauncher launcher = JavaLauncher.forRun(run);
         JavaLauncher launcherA = new JavaLauncher(emptied(launcher.logDir().resolve("cell-a")));
         JavaLauncher launcherB = new JavaLauncher(emptied(launcher.logDir().resolve("cell-b")));
@@ -69,13 +86,17 @@ final class TwoCells implements AutoCloseable {
         try {
             a.awaitQuorum(Duration.ofSeconds(60));
             b.awaitQuorum(Duration.ofSeconds(60));
-            List<String> jvm = List.of("-Xms64m", "-Xmx384m", "-Dlogback.configurationFile="
+            beforeGateways.accept(a, b);
+            List<String> jvm = new ArrayList<>(List.of("-Xms64m", "-Xmx384m", "-Dlogback.configurationFile="
                     + launcher.logbackConfig("gateway", "INFO", Map.of("io.warden", "DEBUG", "org.apache.zookeeper", "WARN",
-                    "org.eclipse.jetty", "WARN")));
+                    "org.eclipse.jetty", "WARN"))));
+            if (fault != null) {
+                jvm.add("-D" + BrokenGateway.PROPERTY + "=" + fault);
+            }
             List<String> args = List.of("--cells", CELL_B + "=" + b.connectString(), "--routes", PAY + "=" + CELL_B);
             for (int g = 0; g < gatewayCount; g++) {
                 cells.gateways.add(GatewayProcess.start(launcher, "gw" + (g + 1), a.connectString(), ZK_SESSION_TIMEOUT_MS,
-                        jvm, args));
+                        jvm, args, fault == null ? null : BrokenGateway.class.getName()));
             }
             for (GatewayProcess gw : cells.gateways) {
                 gw.awaitReady(Duration.ofSeconds(90));
