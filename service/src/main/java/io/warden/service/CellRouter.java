@@ -235,10 +235,41 @@ final class CellRouter implements Warden, WatchSource {
         return home.service().sessionPrincipal(sessionId);
     }
 
-    /** The session as its home cell knows it: its holds and waits there. */
+    /**
+     * The session as its home cell knows it (client, TTL, time left), with its holds and waits in every cell it uses
+     * (each cell's read once; the revision is the home's). A cell that cannot answer makes it a 503: a view without
+     * some holds would look complete.
+     */
     @Override
     public CompletableFuture<SessionView> session(String sessionId) {
-        return home.service().session(sessionId);
+        if (cells.size() == 1) {
+            return home.service().session(sessionId);
+        }
+        return home.service().session(sessionId).thenCompose(atHome -> otherCells(sessionId).thenCompose(others -> {
+            List<CompletableFuture<SessionView>> views = new ArrayList<>();
+            for (CellRuntime cell : others) {
+                views.add(cell.service().session(sessionId).exceptionally(e -> {
+                    if (Zk.unwrap(e) instanceof WardenException we
+                            && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND) {
+                        return null; // gone there (its end is under way): nothing of it to show
+                    }
+                    throw Zk.translate(e);
+                }));
+            }
+            return CompletableFuture.allOf(views.toArray(CompletableFuture[]::new)).thenApply(v -> {
+                List<SessionView.Hold> holds = new ArrayList<>(atHome.holds());
+                List<SessionView.Wait> waiting = new ArrayList<>(atHome.waiting());
+                for (CompletableFuture<SessionView> f : views) {
+                    SessionView there = f.join();
+                    if (there != null) {
+                        holds.addAll(there.holds());
+                        waiting.addAll(there.waiting());
+                    }
+                }
+                return new SessionView(atHome.sessionId(), atHome.clientId(), atHome.ttlMs(), atHome.ttlMsRemaining(),
+                        atHome.lockDelayMs(), holds, waiting, atHome.revision());
+            });
+        }));
     }
 
     /**

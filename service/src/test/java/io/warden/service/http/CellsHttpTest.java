@@ -76,6 +76,9 @@ class CellsHttpTest {
         assertThat(http.get("/v1/check?name=pay/invoice-1&token=" + token).json().get("current").asBoolean()).isTrue();
         assertThat(http.get("/v1/locks/pay/invoice-1").json().get("holders").size()).isEqualTo(1);
         assertThat(http.post("/v1/sessions/" + s + "/keepalive", "").status()).isEqualTo(200);
+        HttpTestClient.Reply view = http.get("/v1/sessions/" + s);
+        assertThat(view.json().get("holds").toString()).as("the session's holds in both cells")
+                .contains("pay/invoice-1", "web/page-1");
 
         HttpTestClient.Reply cells = http.get("/v1/cells");
         assertThat(cells.status()).isEqualTo(200);
