@@ -17,7 +17,6 @@ import io.warden.service.api.SessionGrant;
 import io.warden.service.api.SessionView;
 import io.warden.service.api.Warden;
 import io.warden.service.api.WardenException;
-import io.warden.service.session.SessionManager;
 import io.warden.service.watch.WatchFilter;
 import io.warden.service.watch.WatchHub;
 import io.warden.service.watch.WatchSink;
@@ -38,19 +37,12 @@ import java.util.concurrent.CompletableFuture;
  * {@link Warden} over the cells a gateway serves: each call goes to the cell of its lock name's namespace (the routes,
  * else the default cell), so a cell that lost its quorum answers 503 for its own namespaces only.
  *
- * <p>Sessions span cells. A session is opened in the default cell, its home; the first time it acquires in another
- * cell, its record is made there (same id, TTL and lock-delay; {@link SessionManager#join}) and then that cell is
- * added to the home record's list ({@link SessionManager#addCell}). In that order: a record in a cell the home does not
- * list yet holds nothing (the acquire comes after both) and simply expires there, while a listed cell always has the
- * record, unless the session expired or was closed there. A keepalive is acknowledged only when every cell the home
- * record lists acknowledges it too (each cell vouches as for a one-cell session, guarantee 3), so no cell expires a
- * session early; a cell that no longer has the session (it expired there after keepalives failed to reach it) ends the
- * session in every cell and the keepalive answers SESSION_NOT_FOUND. What is not atomic across cells: a close or an
- * expiry ends the session cell by cell (the home last), and a hold in one cell may be released before another's.
+ * <p>Sessions span cells: opened in the default cell, their home, they join another cell at their first acquire there,
+ * and are kept alive, viewed and closed in every cell they use ({@link CellSessions}).
  *
  * <p>Multi-lock requests name one cell's namespaces: one transaction is one ensemble. A whole-session watch
- * (no name or prefix) covers the session's locks of the default cell only; a watch of a name or prefix goes to its
- * namespace's cell.
+ * (no name or prefix) covers one cell's locks (its {@code cell} parameter, else the default cell's); a watch of a name or
+ * prefix goes to its namespace's cell. While a move has a namespace served by no cell, acquires of it wait.
  *
  * <p>Concurrency: the cells are fixed for the gateway's life; the routes are each cell's {@code CellRouting}, changed by
  * moves and read here without locks; {@link #awaitingRoutes} is a concurrent set. Every call may come from any thread,
@@ -63,6 +55,8 @@ final class CellRouter implements Warden, WatchSource {
     /** Every cell by name, the default first. */
     private final Map<String, CellRuntime> cells;
     private final io.warden.service.time.Clock clock;
+    /** Sessions across the cells: joins, keepalives, closes, views. */
+    private final CellSessions sessions;
     /**
      * Calls waiting for their namespace to be served again (a move under way): each completes at the next change of
      * any cell's routes (and then looks again) or at its own deadline. Bounded by the calls held open on this gateway.
@@ -85,6 +79,7 @@ final class CellRouter implements Warden, WatchSource {
         for (CellRuntime r : runtimes) {
             r.routing().onChange(this::routesChanged);
         }
+        this.sessions = new CellSessions(home, cells);
     }
 
     /** Wakes every call waiting for a route; each looks again (on ZooKeeper's event thread: it only completes futures). */
@@ -235,182 +230,22 @@ final class CellRouter implements Warden, WatchSource {
         return home.service().sessionPrincipal(sessionId);
     }
 
-    /**
-     * The session as its home cell knows it (client, TTL, time left), with its holds and waits in every cell it uses
-     * (each cell's read once; the revision is the home's). A cell that cannot answer makes it a 503: a view without
-     * some holds would look complete.
-     */
+    /** The session's view across the cells it uses ({@link CellSessions#view}). */
     @Override
     public CompletableFuture<SessionView> session(String sessionId) {
-        if (cells.size() == 1) {
-            return home.service().session(sessionId);
-        }
-        return home.service().session(sessionId).thenCompose(atHome -> otherCells(sessionId).thenCompose(others -> {
-            List<CompletableFuture<SessionView>> views = new ArrayList<>();
-            for (CellRuntime cell : others) {
-                views.add(cell.service().session(sessionId).exceptionally(e -> {
-                    if (Zk.unwrap(e) instanceof WardenException we
-                            && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND) {
-                        return null; // gone there (its end is under way): nothing of it to show
-                    }
-                    throw Zk.translate(e);
-                }));
-            }
-            return CompletableFuture.allOf(views.toArray(CompletableFuture[]::new)).thenApply(v -> {
-                List<SessionView.Hold> holds = new ArrayList<>(atHome.holds());
-                List<SessionView.Wait> waiting = new ArrayList<>(atHome.waiting());
-                for (CompletableFuture<SessionView> f : views) {
-                    SessionView there = f.join();
-                    if (there != null) {
-                        holds.addAll(there.holds());
-                        waiting.addAll(there.waiting());
-                    }
-                }
-                return new SessionView(atHome.sessionId(), atHome.clientId(), atHome.ttlMs(), atHome.ttlMsRemaining(),
-                        atHome.lockDelayMs(), holds, waiting, atHome.revision());
-            });
-        }));
+        return cells.size() == 1 ? home.service().session(sessionId) : sessions.view(sessionId);
     }
 
-    /**
-     * The home's keepalive, and each other cell's the session uses: all asked at once when this gateway tracks the session
-     * (it knows the cells), the cells it learns of from the home's answer (a takeover reads the record) asked after it.
-     * Acknowledged only when every one acknowledges.
-     */
+    /** Acknowledged only when every cell the session uses acknowledges ({@link CellSessions#keepalive}). */
     @Override
     public CompletableFuture<Long> keepalive(String sessionId, Long newTtlMs) {
-        if (cells.size() == 1) {
-            return home.service().keepalive(sessionId, newTtlMs);
-        }
-        List<String> known = home.sessions().cellsOf(sessionId);
-        Map<String, CompletableFuture<Long>> asked = new LinkedHashMap<>();
-        if (known != null) {
-            for (String name : known) {
-                asked.put(name, keepaliveIn(name, sessionId, newTtlMs));
-            }
-        }
-        CompletableFuture<Long> atHome = home.service().keepalive(sessionId, newTtlMs);
-        return atHome.thenCompose(ttl -> {
-            List<String> others = home.sessions().cellsOf(sessionId);
-            if (others == null || others.isEmpty()) {
-                return CompletableFuture.completedFuture(ttl);
-            }
-            List<CompletableFuture<Long>> acks = new ArrayList<>();
-            for (String name : others) {
-                acks.add(asked.computeIfAbsent(name, n -> keepaliveIn(n, sessionId, newTtlMs)));
-            }
-            return CompletableFuture.allOf(acks.toArray(CompletableFuture[]::new)).handle((v, err) -> {
-                if (err == null) {
-                    return CompletableFuture.completedFuture(ttl);
-                }
-                Throwable cause = Zk.unwrap(err);
-                if (cause instanceof WardenException we && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND) {
-                    // Gone in a cell it uses: it expired there (keepalives stopped reaching that cell) or was closed
-                    // there by a close under way. Either way it ends everywhere, late in the other cells, never early.
-                    log.info("session {} is gone in one of its cells {}: ending it in the others", sessionId, others);
-                    return closeSession(sessionId).<Long>handle((r, e) -> {
-                        throw WardenException.sessionNotFound(sessionId);
-                    });
-                }
-                return CompletableFuture.<Long>failedFuture(cause);
-            }).thenCompose(f -> f);
-        });
+        return cells.size() == 1 ? home.service().keepalive(sessionId, newTtlMs) : sessions.keepalive(sessionId, newTtlMs);
     }
 
-    private CompletableFuture<Long> keepaliveIn(String cellName, String sessionId, Long newTtlMs) {
-        CellRuntime cell = cells.get(cellName);
-        return cell == null ? CompletableFuture.failedFuture(unknownCell(sessionId, cellName))
-                : cell.service().keepalive(sessionId, newTtlMs);
-    }
-
-    private static WardenException unknownCell(String sessionId, String cell) {
-        return WardenException.unavailable("session " + sessionId + " has locks in cell " + cell + ", which this gateway "
-                + "does not serve; send it to a gateway that serves every cell", null);
-    }
-
-    /** Ends the session in every cell it uses, the home last (so that a retry after a failure still finds the list). */
+    /** Ended in every cell it uses, the home last ({@link CellSessions#close}). */
     @Override
     public CompletableFuture<CloseResult> closeSession(String sessionId) {
-        if (cells.size() == 1) {
-            return home.service().closeSession(sessionId);
-        }
-        return otherCells(sessionId).thenCompose(others -> {
-            List<CompletableFuture<CloseResult>> closes = new ArrayList<>();
-            for (CellRuntime cell : others) {
-                closes.add(cell.service().closeSession(sessionId).exceptionally(e -> {
-                    if (Zk.unwrap(e) instanceof WardenException we && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND) {
-                        return new CloseResult(List.of(), List.of(), 0); // already gone there
-                    }
-                    throw Zk.translate(e);
-                }));
-            }
-            return CompletableFuture.allOf(closes.toArray(CompletableFuture[]::new))
-                    .thenCompose(v -> home.service().closeSession(sessionId))
-                    .thenApply(atHome -> {
-                        List<String> released = new ArrayList<>(atHome.released());
-                        List<String> cancelled = new ArrayList<>(atHome.cancelled());
-                        for (CompletableFuture<CloseResult> c : closes) {
-                            released.addAll(c.join().released());
-                            cancelled.addAll(c.join().cancelled());
-                        }
-                        return new CloseResult(released, cancelled, atHome.revision());
-                    });
-        });
-    }
-
-    /**
-     * The cells besides the home that the session has records in: from the home cell's memory when this gateway tracks
-     * the session there, else from its record (one read).
-     */
-    private CompletableFuture<List<CellRuntime>> otherCells(String sessionId) {
-        try {
-            SessionManager.validateSessionId(sessionId);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        List<String> known = home.sessions().cellsOf(sessionId);
-        CompletableFuture<List<String>> names = known != null ? CompletableFuture.completedFuture(known)
-                : home.sessions().record(sessionId).thenApply(r -> r.cells());
-        return names.thenApply(list -> {
-            List<CellRuntime> out = new ArrayList<>();
-            for (String name : list) {
-                CellRuntime cell = cells.get(name);
-                if (cell == null) {
-                    throw unknownCell(sessionId, name);
-                }
-                out.add(cell);
-            }
-            return out;
-        });
-    }
-
-    /**
-     * Makes sure the session has its record in {@code cell} and that its home lists the cell, before anything of the
-     * session is written there: first the record in the cell (tracked by this gateway), then the home's list.
-     */
-    private CompletableFuture<Void> joined(String sessionId, CellRuntime cell) {
-        if (cell == home) {
-            return CompletableFuture.completedFuture(null);
-        }
-        try {
-            SessionManager.validateSessionId(sessionId);
-        } catch (RuntimeException e) {
-            return CompletableFuture.failedFuture(e);
-        }
-        List<String> known = home.sessions().cellsOf(sessionId);
-        if (known != null && known.contains(cell.name()) && cell.sessions().tracks(sessionId)) {
-            return CompletableFuture.completedFuture(null);
-        }
-        return home.sessions().record(sessionId)
-                .thenCompose(record -> cell.sessions().join(sessionId, record)
-                        .thenCompose(ttl -> record.cells().contains(cell.name()) ? CompletableFuture.completedFuture(null)
-                                : home.sessions().addCell(sessionId, cell.name())))
-                .handle((v, err) -> {
-                    if (err != null) {
-                        throw Zk.translate(err);
-                    }
-                    return null;
-                });
+        return cells.size() == 1 ? home.service().closeSession(sessionId) : sessions.close(sessionId);
     }
 
     // ------------------------------------------------------------------ locks
@@ -437,7 +272,7 @@ final class CellRouter implements Warden, WatchSource {
             AcquireRequest rest = waited <= 0 ? request : new AcquireRequest(request.sessionId(), request.name(),
                     request.mode(), Math.max(0, request.waitMs() - waited), request.requestId(), request.onTimeout(),
                     request.requestIdGiven(), request.permits(), request.onDeadlock());
-            return joined(request.sessionId(), cell).thenCompose(v -> cell.service().acquire(rest))
+            return sessions.joined(request.sessionId(), cell).thenCompose(v -> cell.service().acquire(rest))
                     .thenApply(r -> r.inCell(cell.name()));
         }).handle((r, err) -> {
             if (err == null) {
@@ -488,7 +323,7 @@ final class CellRouter implements Warden, WatchSource {
             MultiAcquireRequest rest = waited <= 0 ? request : new MultiAcquireRequest(request.sessionId(), request.names(),
                     request.mode(), Math.max(0, request.waitMs() - waited), request.requestId(), request.onTimeout(),
                     request.requestIdGiven(), request.onDeadlock());
-            return joined(request.sessionId(), only).thenCompose(x -> only.service().acquireAll(rest))
+            return sessions.joined(request.sessionId(), only).thenCompose(x -> only.service().acquireAll(rest))
                     .thenApply(r -> r.inCell(only.name()));
         }).handle((r, err) -> {
             if (err == null) {
@@ -504,18 +339,8 @@ final class CellRouter implements Warden, WatchSource {
     /** Ends the request in every cell of the session: a request id names one request, in whichever cell it was made. */
     @Override
     public CompletableFuture<Boolean> releaseRequest(String sessionId, String requestId) {
-        if (cells.size() == 1) {
-            return home.service().releaseRequest(sessionId, requestId);
-        }
-        return otherCells(sessionId).thenCompose(others -> {
-            List<CompletableFuture<Boolean>> ends = new ArrayList<>();
-            ends.add(home.service().releaseRequest(sessionId, requestId));
-            for (CellRuntime cell : others) {
-                ends.add(cell.service().releaseRequest(sessionId, requestId));
-            }
-            return CompletableFuture.allOf(ends.toArray(CompletableFuture[]::new))
-                    .thenApply(v -> ends.stream().anyMatch(CompletableFuture::join));
-        });
+        return cells.size() == 1 ? home.service().releaseRequest(sessionId, requestId)
+                : sessions.releaseRequest(sessionId, requestId);
     }
 
     @Override
