@@ -65,7 +65,14 @@ final class CellRouter implements Warden, WatchSource {
     /** How many times a call is routed again after a cell said it no longer serves the namespace. */
     private static final int REROUTES = 3;
 
-    CellRouter(List<CellRuntime> runtimes, io.warden.service.time.Clock clock) {
+    /**
+     * The routes setting (namespace to cell): consulted only for a cell whose own routes are not read yet, so that its
+     * namespaces answer 503 rather than be served by another cell.
+     */
+    private final Map<String, String> seeds;
+
+    CellRouter(List<CellRuntime> runtimes, io.warden.service.time.Clock clock, Map<String, String> seeds) {
+        this.seeds = Map.copyOf(seeds);
         Map<String, CellRuntime> byName = new LinkedHashMap<>();
         for (CellRuntime r : runtimes) {
             byName.put(r.name(), r);
@@ -120,7 +127,18 @@ final class CellRouter implements Warden, WatchSource {
                 return cell;
             }
         }
-        return home;
+        CellRuntime unread = notReadYet(namespace);
+        return unread != null ? unread : home;
+    }
+
+    /**
+     * A cell whose routes are not read yet (it was out of reach at the gateway's start) that the routes setting gives
+     * {@code namespace}: its calls go there and answer 503 at once, instead of being served by another cell.
+     */
+    private CellRuntime notReadYet(String namespace) {
+        String seeded = seeds.get(namespace);
+        CellRuntime cell = seeded == null ? null : cells.get(seeded);
+        return cell != null && cell.routing().current() == null ? cell : null;
     }
 
     private CellRuntime cellOf(LockName name) {
@@ -133,6 +151,9 @@ final class CellRouter implements Warden, WatchSource {
      */
     private CompletableFuture<CellRuntime> served(String namespace, long deadlineNanos) {
         CellRuntime cell = cellOf(namespace);
+        if (cell == null) {
+            cell = notReadYet(namespace);
+        }
         if (cell != null) {
             return CompletableFuture.completedFuture(cell);
         }

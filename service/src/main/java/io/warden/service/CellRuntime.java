@@ -103,6 +103,9 @@ final class CellRuntime implements AutoCloseable {
     /** Adoption passes decided (run or skipped), whatever their outcome: operators' and tests' view of the leader's work. */
     private final AtomicLong adoptionPasses = new AtomicLong();
     private final AtomicBoolean stopped = new AtomicBoolean();
+    private final AtomicBoolean clientStarted = new AtomicBoolean();
+    /** Set once {@link #begin} completed. */
+    private volatile boolean begun;
     private volatile boolean draining;
     private volatile Clock.Cancellable adoptionTimer;
     private volatile Clock.Cancellable cellCountsTimer;
@@ -224,11 +227,13 @@ final class CellRuntime implements AutoCloseable {
      * @throws IllegalStateException when the cell cannot be reached or prepared within the start's wait
      */
     void begin(List<WatchSink> ownSinks, io.warden.service.zk.CellRoutes seed) {
-        client.start();
+        if (clientStarted.compareAndSet(false, true)) {
+            client.start();
+        }
         try {
             long waitMs = Math.max(config.zkSessionTimeout().toMillis(), 5000);
             if (!client.blockUntilConnected((int) waitMs, TimeUnit.MILLISECONDS)) {
-                throw new IllegalStateException("cannot reach ZooKeeper of cell " + name + " at " + config.zkConnect()
+                throw new Unreachable("cannot reach ZooKeeper of cell " + name + " at " + config.zkConnect()
                         + " within " + waitMs + " ms");
             }
             long startDeadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(waitMs);
@@ -287,6 +292,7 @@ final class CellRuntime implements AutoCloseable {
             watchGateways();
             scheduleAdoption();
             refreshCellCounts();
+            begun = true;
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new IllegalStateException("interrupted while starting", e);
@@ -295,6 +301,21 @@ final class CellRuntime implements AutoCloseable {
         } catch (Exception e) {
             throw new IllegalStateException("could not start cell " + name + ": " + e, e);
         }
+    }
+
+    /**
+     * The cell's ensemble could not be reached at all within the start's wait: nothing of the cell was started but its
+     * client, so {@link #begin} may be called again (a gateway starts its other cells without it and tries again).
+     */
+    static final class Unreachable extends IllegalStateException {
+        Unreachable(String message) {
+            super(message);
+        }
+    }
+
+    /** Whether {@link #begin} has completed: the cell is started (it may still be disconnected now and then). */
+    boolean begun() {
+        return begun;
     }
 
     /** A start-up step that can be repeated (it makes what is missing): see {@link #untilConnected}. */

@@ -88,7 +88,7 @@ public final class Gateway implements AutoCloseable {
         }
         this.cells = List.copyOf(runtimes);
         this.home = cells.get(0);
-        this.router = new CellRouter(cells, clock);
+        this.router = new CellRouter(cells, clock, config.routes());
         router.useMoves(new CellMoves(router, clock, audit, rules.moves()));
         this.console = new ConsoleBridge(home.zk(), router, home.lister(), home.sessions(), clock,
                 java.time.Clock.systemUTC(), gatewayId, config.zkConnect(), home.zkSecurity().probeSockets(), home::isLeader);
@@ -172,14 +172,31 @@ public final class Gateway implements AutoCloseable {
      * every cell it serves answers), then serves HTTP and publishes its URL in each cell.
      */
     private void begin() {
+        List<CellRuntime> later = new ArrayList<>();
         for (CellRuntime cell : cells) {
-            cell.begin(List.of(new RevocationEvents(cell.revocations(), http)), cells.size() == 1 ? null : seed(cell.name()));
+            try {
+                beginCell(cell);
+            } catch (CellRuntime.Unreachable e) {
+                if (cell == home) {
+                    throw e; // the default cell is every session's home: no gateway without it
+                }
+                log.warn("gateway {} starts without cell {}: {}; its namespaces answer 503 until it is reached (tried "
+                        + "again every {} s)", gatewayId, cell.name(), e.getMessage(), LATE_CELL_RETRY.toSeconds());
+                later.add(cell);
+            }
         }
         console.start(home.watches());
         http.start(config.httpHost(), config.httpPort());
         String url = advertisedUrl();
         for (CellRuntime cell : cells) {
-            cell.advertise(url, http.port());
+            if (cell.begun()) {
+                cell.advertise(url, http.port());
+            }
+        }
+        for (CellRuntime cell : later) {
+            Thread t = new Thread(() -> beginLater(cell, url), "warden-cell-" + cell.name() + "-start");
+            t.setDaemon(true);
+            t.start();
         }
         log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {}; {}){}", gatewayId, http.port(),
                 config.zkConnect(), config.chroot(), home.zkSecurity().describe(), cells.size() == 1 ? ""
@@ -199,6 +216,44 @@ public final class Gateway implements AutoCloseable {
                 ? new io.warden.service.zk.CellRoutes(List.of(), elsewhere.stream()
                         .filter(ns -> !CellRuntime.DEFAULT.equals(config.routes().get(ns))).toList(), java.util.Map.of())
                 : new io.warden.service.zk.CellRoutes(mine, List.of(), java.util.Map.of());
+    }
+
+    /** How often a cell that could not be reached at start is tried again. */
+    static final Duration LATE_CELL_RETRY = Duration.ofSeconds(5);
+
+    private void beginCell(CellRuntime cell) {
+        cell.begin(List.of(new RevocationEvents(cell.revocations(), http)), cells.size() == 1 ? null : seed(cell.name()));
+    }
+
+    /**
+     * Starts a cell that could not be reached at the gateway's start, on a thread of its own (each attempt blocks for the
+     * start's wait), until it is started or the gateway stops. Until then its namespaces answer 503, as while any cell
+     * is out of reach.
+     */
+    private void beginLater(CellRuntime cell, String url) {
+        while (!stopped.get()) {
+            try {
+                Thread.sleep(LATE_CELL_RETRY.toMillis());
+                if (stopped.get()) {
+                    return;
+                }
+                beginCell(cell);
+                cell.advertise(url, http.port());
+                log.info("gateway {} now serves cell {}", gatewayId, cell.name());
+                return;
+            } catch (CellRuntime.Unreachable e) {
+                log.debug("cell {} still out of reach: {}", cell.name(), e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            } catch (RuntimeException e) {
+                if (!stopped.get()) {
+                    log.error("gateway {} could not start cell {}: {}; its namespaces answer 503 until the gateway is "
+                            + "restarted", gatewayId, cell.name(), e.toString());
+                }
+                return;
+            }
+        }
     }
 
     /** The URL other gateways reach this one at: advertise-host, else http-host, else this machine's name. */

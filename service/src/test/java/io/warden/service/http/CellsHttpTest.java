@@ -119,6 +119,33 @@ class CellsHttpTest {
     }
 
     @Test
+    void aGatewayStartsWithoutACellItCannotReach_servesTheOthers_andTakesItUpWhenItComes() throws Exception {
+        int port;
+        try (java.net.ServerSocket free = new java.net.ServerSocket(0)) {
+            port = free.getLocalPort();
+        }
+        try (WardenFixture other = new WardenFixture();
+             TestingServer late = new TestingServer(port, false)) {
+            Gateway g = other.gateway(other.config().toBuilder()
+                    .cells(java.util.List.of(new io.warden.service.config.CellAddress("b", late.getConnectString(), null)))
+                    .routes(java.util.Map.of("pay", "b")).build());
+            HttpTestClient c = new HttpTestClient(g.httpPort(), OpenApiContract.load());
+            String s = c.postJson("/v1/sessions", "client_id", "c", "ttl_ms", 60_000).json().get("session_id").asText();
+            assertThat(c.postJson("/v1/acquire", "session_id", s, "name", "web/a").json().get("status").asText())
+                    .isEqualTo("GRANTED");
+            assertThat(c.postJson("/v1/acquire", "session_id", s, "name", "pay/a").status())
+                    .as("its namespaces answer 503, at once").isEqualTo(503);
+            assertThat(c.get("/v1/locks/pay/a").status()).as("and are not read from another cell").isEqualTo(503);
+            assertThat(c.get("/health/ready").status()).isEqualTo(200);
+
+            late.start();
+            WardenFixture.await("cell b taken up", java.time.Duration.ofSeconds(30), () ->
+                    c.postJson("/v1/acquire", "session_id", s, "name", "pay/a").status() == 200);
+            assertThat(c.get("/v1/cells").json().get("cells").get(1).get("serving").asBoolean()).isTrue();
+        }
+    }
+
+    @Test
     void aMultiLockAcrossCells_isRefusedNamingNames_andChangesNothing() throws Exception {
         String s = open(60_000);
         HttpTestClient.Reply r = http.postJson("/v1/acquire", "session_id", s, "names", List.of("pay/a", "web/a"));
