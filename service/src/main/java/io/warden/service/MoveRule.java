@@ -9,6 +9,6 @@ package io.warden.service;
 public interface MoveRule {
     MoveRule CONTRACT = () -> true;
 
-    /** Whether a move raises the new cell's token floor above the old cell's tokens (contract §1, tokens only grow). */
+    /** Whether a move raises the new cell's token floor above the old cell's tokens (guarantee 2 of docs/guarantees.md: tokens only grow). */
     boolean raisesFloor();
 }
