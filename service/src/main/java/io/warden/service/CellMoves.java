@@ -9,14 +9,12 @@ import io.warden.service.cell.FloorRaise;
 import io.warden.service.lock.Revocations;
 import io.warden.service.time.Clock;
 import io.warden.service.zk.CellRoutes;
-import io.warden.service.zk.Zk;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -256,19 +254,5 @@ final class CellMoves {
         CompletableFuture<Void> done = new CompletableFuture<>();
         clock.schedule(delay, () -> done.complete(null));
         return done;
-    }
-
-    /** Routes of every cell, by name (tests and the console). */
-    Map<String, CellRoutes> routes() {
-        Map<String, CellRoutes> out = new java.util.LinkedHashMap<>();
-        for (CellRuntime cell : router.all()) {
-            io.warden.service.cell.CellRouting.Snapshot s = cell.routing().current();
-            out.put(cell.name(), s == null ? CellRoutes.EMPTY : s.routes());
-        }
-        return out;
-    }
-
-    static Throwable unwrap(Throwable t) {
-        return Zk.unwrap(t);
     }
 }

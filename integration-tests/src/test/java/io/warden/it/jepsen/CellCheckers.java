@@ -71,6 +71,18 @@ final class CellCheckers {
         }
     }
 
+    /** The report's sections for the checkers that failed: each one's problems, the first 60. */
+    static void appendProblems(StringBuilder b, List<Verdict> verdicts) {
+        for (Verdict v : verdicts) {
+            if (!v.ok()) {
+                b.append("\n## Problems of checker ").append(v.name()).append("\n\n").append(v.problems().size())
+                        .append(" in all").append(v.problems().size() > 60 ? ", the first 60" : "").append(".\n\n```\n");
+                v.problems().stream().limit(60).forEach(p -> b.append(p).append('\n'));
+                b.append("```\n");
+            }
+        }
+    }
+
     record Verdict(String name, List<String> problems, String summary) {
         boolean ok() {
             return problems.isEmpty();

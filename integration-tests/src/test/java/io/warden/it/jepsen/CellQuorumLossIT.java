@@ -266,14 +266,7 @@ class CellQuorumLossIT {
                     .append(" | ").append(overflows).append(" |\n");
         }
 
-        for (CellCheckers.Verdict v : o.verdicts()) {
-            if (!v.ok()) {
-                b.append("\n## Problems of checker ").append(v.name()).append("\n\n").append(v.problems().size())
-                        .append(" in all").append(v.problems().size() > 60 ? ", the first 60" : "").append(".\n\n```\n");
-                v.problems().stream().limit(60).forEach(p -> b.append(p).append('\n'));
-                b.append("```\n");
-            }
-        }
+        CellCheckers.appendProblems(b, o.verdicts());
         return b.toString();
     }
 
