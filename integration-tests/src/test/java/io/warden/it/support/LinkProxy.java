@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * A TCP proxy on one network link (say the link a ZooKeeper follower uses to reach its leader) that injects real faults
@@ -25,13 +26,16 @@ import java.util.concurrent.LinkedBlockingQueue;
  *   firewall makes it); {@link #heal()} ends it and closes the starved connections so their ends reconnect.</li>
  *   <li>{@link #dropReplies()}: requests go through, replies are dropped (lost replies: the target acts, the caller
  *   never hears); {@link #heal()} ends it likewise.</li>
+ *   <li>Either way a connection that lost a chunk carries nothing more that way until it is closed: TCP never
+ *   delivers bytes after a gap.</li>
  *   <li>{@link #reset()}: closes every connection now (both ends see it at once); new ones are made as usual.</li>
  *   <li>{@link #retarget(int)}: new connections go to another port (a process restarted elsewhere).</li>
  * </ul>
  * "Upstream" is from the side that connects to the proxy towards the target; "downstream" is the replies.
  *
  * <p>Concurrency: an accept thread; per connection and direction a reader thread that timestamps chunks into a queue
- * and a writer thread that sends each when its time comes. The fault settings are volatile and read per chunk.
+ * and a writer thread that sends each when its time comes. The fault settings are volatile and read per chunk; each
+ * direction's "lost" flag is shared by its two threads and only ever goes from false to true.
  */
 public final class LinkProxy implements AutoCloseable {
     /** How long a new connection waits for its target to listen before it is closed. */
@@ -108,12 +112,15 @@ public final class LinkProxy implements AutoCloseable {
     /** Ends a black hole or dropped replies (closing the connections that lost bytes) and every delay. */
     public void heal() {
         if (blackholed || repliesDropped) {
-            blackholed = false;
-            repliesDropped = false;
-            for (Socket s : sockets) {
+            // Closed before the faults end: a starved connection never carries another byte (each also stops at its
+            // first lost chunk, see pump).
+            List<Socket> starved = List.copyOf(sockets);
+            for (Socket s : starved) {
                 closeQuietly(s);
             }
-            sockets.clear();
+            sockets.removeAll(starved);
+            blackholed = false;
+            repliesDropped = false;
         }
         upstreamDelayNanos = 0;
         downstreamDelayNanos = 0;
@@ -172,15 +179,22 @@ public final class LinkProxy implements AutoCloseable {
 
     private static final Chunk END = new Chunk(0, new byte[0]);
 
+    /**
+     * Carries one direction of one connection. Once a chunk of it is dropped, every later one is dropped too, fault or
+     * no fault: TCP never delivers bytes after a gap, so a stream that lost a reply shows nothing more until it is
+     * closed (as the heal does), rather than going on as if the lost bytes had never been sent.
+     */
     private void pump(Socket from, Socket to, boolean upstream) {
         BlockingQueue<Chunk> queue = new LinkedBlockingQueue<>();
         String direction = upstream ? "up" : "down";
+        AtomicBoolean lost = new AtomicBoolean();
         Thread reader = new Thread(() -> {
             byte[] buf = new byte[16 * 1024];
             try (InputStream in = from.getInputStream()) {
                 int n;
                 while ((n = in.read(buf)) >= 0) {
-                    if (blackholed || (!upstream && repliesDropped)) {
+                    if (lost.get() || dropping(upstream)) {
+                        lost.set(true);
                         continue;
                     }
                     long delay = upstream ? upstreamDelayNanos : downstreamDelayNanos;
@@ -203,7 +217,9 @@ public final class LinkProxy implements AutoCloseable {
                     if (wait > 0) {
                         Thread.sleep(wait / 1_000_000, (int) (wait % 1_000_000));
                     }
-                    if (!blackholed && (upstream || !repliesDropped)) {
+                    if (lost.get() || dropping(upstream)) {
+                        lost.set(true);
+                    } else {
                         out.write(chunk.bytes);
                         out.flush();
                     }
@@ -223,6 +239,11 @@ public final class LinkProxy implements AutoCloseable {
         writer.setDaemon(true);
         reader.start();
         writer.start();
+    }
+
+    /** Whether a fault drops the chunks going this way now. */
+    private boolean dropping(boolean upstream) {
+        return blackholed || (!upstream && repliesDropped);
     }
 
     private static void closeQuietly(Socket s) {
