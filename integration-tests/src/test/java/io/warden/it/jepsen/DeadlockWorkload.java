@@ -219,7 +219,8 @@ final class DeadlockWorkload {
         } catch (SessionNotFoundException e) {
             long ret = System.nanoTime();
             s.gone(ret);
-            op = w.record(process, wants, Op.Kind.ACQUIRE, s.id, 0, MutexWorkload.gone(e), call, ret, "EXCLUSIVE");
+            op = w.record(process, wants, Op.Kind.ACQUIRE, s.id, 0, MutexWorkload.gone(e, wait), call, ret,
+                    "EXCLUSIVE");
             usable[k] = false;
         } catch (ProblemException e) {
             long ret = System.nanoTime();
@@ -267,8 +268,7 @@ final class DeadlockWorkload {
         } catch (SessionNotFoundException e) {
             long ret = System.nanoTime();
             s.gone(ret);
-            return w.record(process, name, Op.Kind.ACQUIRE, s.id, 0,
-                    e.ambiguous() ? Op.Outcome.UNKNOWN : Op.Outcome.NOT_GRANTED, call, ret, "EXCLUSIVE");
+            return w.record(process, name, Op.Kind.ACQUIRE, s.id, 0, MutexWorkload.gone(e, wait), call, ret, "EXCLUSIVE");
         } catch (ProblemException e) {
             return w.record(process, name, Op.Kind.ACQUIRE, s.id, 0,
                     e.ambiguous() ? Op.Outcome.UNKNOWN : Op.Outcome.NOT_GRANTED, call,

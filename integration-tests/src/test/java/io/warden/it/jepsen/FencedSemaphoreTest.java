@@ -6,6 +6,7 @@ import io.warden.it.jepsen.Op.Kind;
 import io.warden.it.jepsen.Op.Outcome;
 import java.util.ArrayList;
 import java.util.List;
+import io.warden.it.support.WardenClient;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -118,5 +119,30 @@ class FencedSemaphoreTest {
         add(Kind.ACQUIRE, "B", 0, Outcome.UNKNOWN, 2, Op.NEVER);
         add(Kind.ACQUIRE, "C", 0, Outcome.REFUSED, 4, 5); // legal: B may hold
         assertThat(check().ok()).isTrue();
+    }
+
+    /**
+     * A soak's history: C's request waited on a gateway that was then paused; ZooKeeper granted it a permit, its
+     * session expired (releasing it) and the gateway, resumed, answered 404. Meanwhile B's try was refused with only A
+     * holding. As NOT_GRANTED that answer makes the refusal a violation; as what the workload records for a 404 to a
+     * wait (UNKNOWN, ended by the session's END) the history is legal. A try's 404 stays NOT_GRANTED.
+     */
+    @Test
+    void aWaitAnswered404_mayHaveHeldUntilItsSessionEnded() {
+        WardenClient.SessionNotFoundException gone = new WardenClient.SessionNotFoundException("{}", false);
+        assertThat(MutexWorkload.gone(gone, 1500)).isEqualTo(Outcome.UNKNOWN);
+        assertThat(MutexWorkload.gone(gone, 0)).isEqualTo(Outcome.NOT_GRANTED);
+        assertThat(MutexWorkload.gone(new WardenClient.SessionNotFoundException("{}", true), 0))
+                .isEqualTo(Outcome.UNKNOWN);
+
+        for (Outcome recorded : List.of(Outcome.NOT_GRANTED, MutexWorkload.gone(gone, 1500))) {
+            ops.clear();
+            grant("A", 10, 0, 1);
+            add(Kind.ACQUIRE, "C", 0, recorded, 2, 30); // waited; answered 404 at 30
+            add(Kind.ACQUIRE, "B", 0, Outcome.REFUSED, 10, 11); // only A held, as far as answers go
+            add(Kind.END, "C", 0, Outcome.ENDED, 20, 30);
+            release("A", 10, 31, 32);
+            assertThat(check().ok()).as("C's 404 recorded as %s", recorded).isEqualTo(recorded == Outcome.UNKNOWN);
+        }
     }
 }

@@ -753,7 +753,7 @@ final class ForcedInterleavings {
         } catch (SessionNotFoundException e) {
             long ret = System.nanoTime();
             s.gone(ret);
-            return w.record(process, lock, Op.Kind.ACQUIRE, s.id, 0, Op.Outcome.NOT_GRANTED, call, ret, mode);
+            return w.record(process, lock, Op.Kind.ACQUIRE, s.id, 0, MutexWorkload.gone(e, waitMs), call, ret, mode);
         } catch (ProblemException e) {
             return w.record(process, lock, Op.Kind.ACQUIRE, s.id, 0, Op.Outcome.NOT_GRANTED, call, System.nanoTime(), mode);
         } catch (RuntimeException e) {

@@ -30,8 +30,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * what bounds its expiry from below.
  *
  * <p>What is recorded: an acquire is GRANTED (with its token), REFUSED (a try-lock, {@code wait_ms} 0, answered
- * TIMED_OUT: legal only while the lock is held), NOT_GRANTED (a wait that timed out, a refusal by status, or the session
- * was gone) or UNKNOWN (no gateway answered within the retry budget: it may be queued or granted); a release RELEASED,
+ * TIMED_OUT: legal only while the lock is held), NOT_GRANTED (a wait that timed out, a refusal by status, or a try-lock
+ * whose session was gone) or UNKNOWN (no gateway answered within the retry budget: it may be queued or granted; or a
+ * wait answered 404: it may have held until its session ended, see {@link #gone}); a release RELEASED,
  * NOT_RELEASED, or UNKNOWN when no answer came, or when it said false or 404 after an attempt whose reply was lost
  * (that attempt may have released it; an acquire likewise). After an UNKNOWN the thread closes its session and opens another, so whatever the
  * lost call did ends with the session. Every session ends in one END operation, written at the end of the run:
@@ -304,7 +305,7 @@ public final class MutexWorkload {
                 } catch (SessionNotFoundException e) {
                     long ret = System.nanoTime();
                     session.gone(ret);
-                    record(process, lock, Op.Kind.ACQUIRE, session.id, 0, gone(e), call, ret);
+                    record(process, lock, Op.Kind.ACQUIRE, session.id, 0, gone(e, LIVENESS_WAIT_MS), call, ret);
                 } catch (RuntimeException e) {
                     record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER);
                 }
@@ -380,7 +381,7 @@ public final class MutexWorkload {
             } catch (SessionNotFoundException e) {
                 ret = System.nanoTime();
                 session.gone(ret);
-                outcome = gone(e);
+                outcome = gone(e, waitMs);
                 if (session.lapsing) {
                     lapsedWhileQueued.incrementAndGet();
                 }
@@ -503,7 +504,7 @@ public final class MutexWorkload {
             } catch (SessionNotFoundException e) {
                 ret = System.nanoTime();
                 session.gone(ret);
-                outcome = gone(e);
+                outcome = gone(e, wait);
             } catch (ProblemException e) {
                 ret = System.nanoTime();
                 if (e.ambiguous()) { // an earlier attempt may have queued or been granted
@@ -605,9 +606,11 @@ public final class MutexWorkload {
                 record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.NOT_GRANTED, call, System.nanoTime());
                 continue;
             } catch (io.warden.client.SessionLostException e) {
+                // Lost while it waited: it may have held in between (see gone).
                 long ret = System.nanoTime();
                 session.gone(ret);
-                record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.NOT_GRANTED, call, ret);
+                record(process, lock, Op.Kind.ACQUIRE, session.id, 0,
+                        waitMs > 0 ? Op.Outcome.UNKNOWN : Op.Outcome.NOT_GRANTED, call, ret);
                 return;
             } catch (RuntimeException e) {
                 record(process, lock, Op.Kind.ACQUIRE, session.id, 0, Op.Outcome.UNKNOWN, call, Op.NEVER);
@@ -648,11 +651,15 @@ public final class MutexWorkload {
     }
 
     /**
-     * What a 404 for the session says of the call it answered: NOT_GRANTED, unless an earlier attempt of the call may
-     * have reached a gateway while the session lived (its reply lost): then UNKNOWN, until the session was seen gone.
+     * What a 404 for the session says of the acquire it answered, which waited up to {@code waitMs}: NOT_GRANTED for a
+     * try-lock that reached a gateway once (decided in one step, it did nothing once its session was gone). UNKNOWN
+     * otherwise, until the session was seen gone: an earlier attempt whose reply was lost may have acted while the
+     * session lived, and a request that waited was queued while it lived and may have held — granted in ZooKeeper on a
+     * gateway that could not say so in time (paused, cut off), then released by the session's expiry, which is what
+     * the 404 reports.
      */
-    static Op.Outcome gone(SessionNotFoundException e) {
-        return e.ambiguous() ? Op.Outcome.UNKNOWN : Op.Outcome.NOT_GRANTED;
+    static Op.Outcome gone(SessionNotFoundException e, long waitMs) {
+        return e.ambiguous() || waitMs > 0 ? Op.Outcome.UNKNOWN : Op.Outcome.NOT_GRANTED;
     }
 
     /** Releases by token; false when the outcome is unknown (the caller then gives up the session). */
