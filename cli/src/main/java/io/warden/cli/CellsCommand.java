@@ -11,10 +11,11 @@ import java.util.concurrent.Callable;
 
 /**
  * {@code warden cells}: the cells (ZooKeeper ensembles) the gateway serves ({@code GET /v1/cells}): each with whether it
- * serves now, why not, and the namespaces routed to it. {@code warden cells move} moves a namespace.
+ * serves now, why not, and the namespaces routed to it. {@code warden cells add} adds a cell, {@code warden cells move}
+ * moves a namespace.
  */
 @Command(name = "cells", mixinStandardHelpOptions = true, versionProvider = BuildVersion.class,
-        subcommands = {CellsMoveCommand.class, CellsBumpTokensCommand.class},
+        subcommands = {CellsAddCommand.class, CellsMoveCommand.class, CellsBumpTokensCommand.class},
         description = "List the cells (ZooKeeper ensembles) the gateways serve: each cell's state and the namespaces "
                 + "routed to it (every other namespace is served by the cell named default).",
         exitCodeListHeading = "%nExit codes:%n", exitCodeList = {

@@ -367,6 +367,26 @@ class WardenCliTest {
     }
 
     @Test
+    void cellsAdd_addsACellToTheRunningGateway_onceOnly_andSaysWhyNot() throws Exception {
+        try (org.apache.curator.test.TestingServer cellC = new org.apache.curator.test.TestingServer(true)) {
+            Run added = warden("cells", "add", "c", "--zk", cellC.getConnectString());
+            assertThat(added.code()).as(added.err()).isZero();
+            assertThat(added.out()).startsWith("added cell c at " + cellC.getConnectString() + "/warden");
+            assertThat(warden("cells").out().lines().toList().get(1)).startsWith("c  serving").endsWith("namespaces: none");
+            Run again = warden("cells", "add", "c", "--zk", cellC.getConnectString());
+            assertThat(again.code()).isZero();
+            assertThat(again.out()).contains("there already");
+            Run elsewhere = warden("cells", "add", "c", "--zk", cellC.getConnectString(), "--chroot", "/other");
+            assertThat(elsewhere.code()).as("another address for the same cell").isEqualTo(3);
+            assertThat(elsewhere.err()).contains("cannot change");
+            assertThat(warden("cells", "add", "default", "--zk", cellC.getConnectString()).code()).isEqualTo(2);
+            Run moved = warden("cells", "move", "jobs", "c", "--deadline", "1s");
+            assertThat(moved.code()).as(moved.err()).isZero();
+            assertThat(warden("cells").out().lines().toList().get(1)).endsWith("namespaces: jobs");
+        }
+    }
+
+    @Test
     void lockReportsACommandThatCannotStart() throws Exception {
         Run run = warden("lock", "jobs/missing", "--", tmp.resolve("no-such-command").toString());
         assertThat(run.code()).isEqualTo(127);

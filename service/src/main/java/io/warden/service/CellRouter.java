@@ -27,7 +27,6 @@ import org.slf4j.LoggerFactory;
 
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -44,16 +43,17 @@ import java.util.concurrent.CompletableFuture;
  * (no name or prefix) covers one cell's locks (its {@code cell} parameter, else the default cell's); a watch of a name or
  * prefix goes to its namespace's cell. While a move has a namespace served by no cell, acquires of it wait.
  *
- * <p>Concurrency: the cells are fixed for the gateway's life; the routes are each cell's {@code CellRouting}, changed by
- * moves and read here without locks; {@link #awaitingRoutes} is a concurrent set. Every call may come from any thread,
+ * <p>Concurrency: the cells are a {@link CellSet}, only ever added to (a call sees the set as it was when it looked); the
+ * routes are each cell's {@code CellRouting}, changed by moves and read here without locks; {@link #awaitingRoutes} is
+ * a concurrent set. Every call may come from any thread,
  * and each cell's parts keep their own rules.
  */
 final class CellRouter implements Warden, WatchSource {
     private static final Logger log = LoggerFactory.getLogger(CellRouter.class);
 
     private final CellRuntime home;
-    /** Every cell by name, the default first. */
-    private final Map<String, CellRuntime> cells;
+    /** Every cell by name, the default first; cells added while the gateway runs join it. */
+    private final CellSet cells;
     private final io.warden.service.time.Clock clock;
     /** Sessions across the cells: joins, keepalives, closes, views. */
     private final CellSessions sessions;
@@ -71,21 +71,18 @@ final class CellRouter implements Warden, WatchSource {
      */
     private final Map<String, String> seeds;
 
-    CellRouter(List<CellRuntime> runtimes, io.warden.service.time.Clock clock, Map<String, String> seeds) {
+    CellRouter(CellSet cells, io.warden.service.time.Clock clock, Map<String, String> seeds) {
         this.seeds = Map.copyOf(seeds);
-        Map<String, CellRuntime> byName = new LinkedHashMap<>();
-        for (CellRuntime r : runtimes) {
-            byName.put(r.name(), r);
-        }
-        this.cells = java.util.Collections.unmodifiableMap(byName);
+        this.cells = cells;
         this.clock = clock;
-        this.home = cells.get(CellRuntime.DEFAULT);
-        if (home == null) {
-            throw new IllegalArgumentException("no default cell");
-        }
-        for (CellRuntime r : runtimes) {
+        this.home = cells.home();
+        for (CellRuntime r : cells.values()) {
             r.routing().onChange(this::routesChanged);
         }
+        cells.onAdded(r -> {
+            r.routing().onChange(this::routesChanged);
+            routesChanged(); // a call waiting for its namespace may find it served by the new cell
+        });
         this.sessions = new CellSessions(home, cells);
     }
 
@@ -469,13 +466,41 @@ final class CellRouter implements Warden, WatchSource {
     public CompletableFuture<List<CellView>> cells() {
         List<CellView> out = new ArrayList<>();
         for (CellRuntime cell : cells.values()) {
-            io.warden.service.cell.CellRouting.Snapshot routes = cell.routing().current();
-            List<String> namespaces = routes == null || cell == home ? List.of() : routes.routes().serves();
-            boolean serving = cell.ready();
-            out.add(new CellView(cell.name(), cell.config().zkConnect(), cell.config().chroot(), serving,
-                    serving ? null : notServing(cell), namespaces));
+            out.add(view(cell));
         }
         return CompletableFuture.completedFuture(out);
+    }
+
+    /** One cell as {@code GET /v1/cells} shows it. */
+    CellView view(CellRuntime cell) {
+        io.warden.service.cell.CellRouting.Snapshot routes = cell.routing().current();
+        List<String> namespaces = routes == null || cell == home ? List.of() : routes.routes().serves();
+        boolean serving = cell.ready();
+        return new CellView(cell.name(), cell.config().zkConnect(), cell.config().chroot(), serving,
+                serving ? null : notServing(cell), namespaces);
+    }
+
+    /** Set once, before the gateway serves: what {@link #addCell} hands additions to. */
+    private volatile CellAdditions additions;
+
+    void useAdditions(CellAdditions a) {
+        this.additions = a;
+    }
+
+    @Override
+    public CompletableFuture<io.warden.service.api.CellAdded> addCell(String cell, String zk, String chroot, String by) {
+        CellAdditions a = additions;
+        if (a == null) {
+            return CompletableFuture.failedFuture(WardenException.unavailable("this gateway adds no cells yet", null));
+        }
+        java.util.Optional<io.warden.service.config.CellAddress> address =
+                io.warden.service.config.CellAddress.checked(cell, zk, chroot);
+        if (address.isEmpty()) {
+            String name = io.warden.service.config.CellAddress.nameProblem(cell);
+            String field = name != null ? "cell" : io.warden.service.config.CellAddress.zkProblem(zk) != null ? "zk" : "chroot";
+            return CompletableFuture.failedFuture(WardenException.invalid(field, "is not valid"));
+        }
+        return a.add(address.get(), by);
     }
 
     private static String notServing(CellRuntime cell) {

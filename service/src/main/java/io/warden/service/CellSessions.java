@@ -26,17 +26,17 @@ import java.util.concurrent.CompletableFuture;
  * is not atomic across cells: a close or an expiry ends the session cell by cell (the home last), and a hold in one cell
  * may be released before another's.
  *
- * <p>Concurrency: immutable (the cells are the gateway's, fixed for its life); every call may come from any thread, and
+ * <p>Concurrency: immutable (the cells are the gateway's live {@link CellSet}); every call may come from any thread, and
  * each cell's session manager keeps its own rules.
  */
 final class CellSessions {
     private static final Logger log = LoggerFactory.getLogger(CellSessions.class);
 
     private final CellRuntime home;
-    /** Every cell by name, the default first. */
-    private final Map<String, CellRuntime> cells;
+    /** Every cell by name, the default first (cells added while the gateway runs included). */
+    private final CellSet cells;
 
-    CellSessions(CellRuntime home, Map<String, CellRuntime> cells) {
+    CellSessions(CellRuntime home, CellSet cells) {
         this.home = home;
         this.cells = cells;
     }

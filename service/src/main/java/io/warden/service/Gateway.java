@@ -48,8 +48,15 @@ public final class Gateway implements AutoCloseable {
     private final WardenConfig config;
     private final String gatewayId;
     private final SystemClock ownedClock;
-    /** Every cell, the default first. */
-    private final List<CellRuntime> cells;
+    /** Every cell, the default first; cells added while the gateway runs join it ({@link CellAdditions}). */
+    private final CellSet cells;
+    /** Cells added through the API, and those other gateways added (the default cell's directory). */
+    private final CellAdditions additions;
+    private final Clock clock;
+    private final Rules rules;
+    private final Revocations.Audit audit;
+    /** The URL other gateways reach this one at; set once HTTP serves. */
+    private volatile String url;
     /** The default cell: the ensemble of --zk (or the embedded one), home of every session. */
     private final CellRuntime home;
     private final CellRouter router;
@@ -82,14 +89,34 @@ public final class Gateway implements AutoCloseable {
         List<CellRuntime> runtimes = new ArrayList<>();
         runtimes.add(new CellRuntime(CellRuntime.DEFAULT, config, clock, gatewayId, registry, rules, audit));
         for (CellAddress cell : config.cells()) {
-            WardenConfig own = config.toBuilder().zkConnect(cell.zkConnect())
-                    .chroot(cell.chroot() != null ? cell.chroot() : config.chroot()).build();
-            runtimes.add(new CellRuntime(cell.name(), own, clock, gatewayId, registry, rules, audit));
+            runtimes.add(newCell(cell, clock, rules, audit));
         }
-        this.cells = List.copyOf(runtimes);
-        this.home = cells.get(0);
+        this.clock = clock;
+        this.rules = rules;
+        this.audit = audit;
+        this.cells = new CellSet(runtimes);
+        this.home = cells.home();
         this.router = new CellRouter(cells, clock, config.routes());
         router.useMoves(new CellMoves(router, clock, audit, rules.moves()));
+        this.additions = new CellAdditions(cells, new io.warden.service.cell.CellDirectory(home.zk(), clock),
+                new CellAdditions.Starter() {
+                    @Override
+                    public CellRuntime build(CellAddress address) {
+                        return newCell(address);
+                    }
+
+                    @Override
+                    public void begin(CellRuntime cell) {
+                        beginCell(cell);
+                        cell.advertise(url, http.port());
+                    }
+
+                    @Override
+                    public void beginInBackground(CellRuntime cell) {
+                        Gateway.this.beginInBackground(cell, false);
+                    }
+                }, router::view, config.chroot());
+        router.useAdditions(additions);
         this.console = new ConsoleBridge(home.zk(), router, home.lister(), home.sessions(), clock,
                 java.time.Clock.systemUTC(), gatewayId, config.zkConnect(), home.zkSecurity().probeSockets(), home::isLeader);
         audits.set(console);
@@ -113,12 +140,10 @@ public final class Gateway implements AutoCloseable {
         io.micrometer.core.instrument.FunctionCounter.builder("warden.auth.reloads", auth, Authenticator::refusedReloads)
                 .tag("result", "refused").description(reloads).register(registry);
         CellRouter routes = this.router;
-        for (CellRuntime cell : cells) {
-            io.micrometer.core.instrument.Gauge.builder("warden.cell.serving", cell, c -> c.ready() ? 1 : 0)
-                    .tag(CellMeters.TAG, cell.name())
-                    .description("1 while this gateway serves the cell (connected to its ensemble, not refused); its "
-                            + "namespaces answer 503 otherwise").register(registry);
+        for (CellRuntime cell : cells.values()) {
+            meterServing(cell);
         }
+        cells.onAdded(this::meterServing);
         // The API's watches go to their namespace's cell, each refused while its cell is (a rollback).
         this.http = new HttpApi(routes, routes, config, registry, cfg -> {
             pages.mount(cfg);
@@ -126,6 +151,23 @@ public final class Gateway implements AutoCloseable {
         }, authenticator);
         this.http.useDeadlocks(routes::deadlocks);
         this.console.useWaitFor(home::deadlocks); // the console draws the default cell's graph
+    }
+
+    /** The parts of a cell besides the default one (nothing connects yet). */
+    private CellRuntime newCell(CellAddress cell) {
+        return newCell(cell, clock, rules, audit);
+    }
+
+    private CellRuntime newCell(CellAddress cell, Clock clock, Rules rules, Revocations.Audit audit) {
+        WardenConfig own = config.toBuilder().zkConnect(cell.zkConnect()).chroot(cell.chrootOr(config.chroot())).build();
+        return new CellRuntime(cell.name(), own, clock, gatewayId, registry, rules, audit);
+    }
+
+    private void meterServing(CellRuntime cell) {
+        io.micrometer.core.instrument.Gauge.builder("warden.cell.serving", cell, c -> c.ready() ? 1 : 0)
+                .tag(CellMeters.TAG, cell.name())
+                .description("1 while this gateway serves the cell (connected to its ensemble, not refused); its "
+                        + "namespaces answer 503 otherwise").register(registry);
     }
 
     /** Reads the auth file again now (SIGHUP); a bad file is refused and the last good one kept. */
@@ -173,7 +215,7 @@ public final class Gateway implements AutoCloseable {
      */
     private void begin() {
         List<CellRuntime> later = new ArrayList<>();
-        for (CellRuntime cell : cells) {
+        for (CellRuntime cell : cells.list()) {
             try {
                 beginCell(cell);
             } catch (CellRuntime.Unreachable e) {
@@ -188,19 +230,23 @@ public final class Gateway implements AutoCloseable {
         console.start(home.watches());
         http.start(config.httpHost(), config.httpPort());
         String url = advertisedUrl();
-        for (CellRuntime cell : cells) {
+        this.url = url;
+        for (CellRuntime cell : cells.values()) {
             if (cell.begun()) {
                 cell.advertise(url, http.port());
             }
         }
         for (CellRuntime cell : later) {
-            Thread t = new Thread(() -> beginLater(cell, url), "warden-cell-" + cell.name() + "-start");
-            t.setDaemon(true);
-            t.start();
+            beginInBackground(cell, true);
         }
+        additions.follow().exceptionally(e -> {
+            log.warn("gateway {} could not read the cell directory of the default cell ({}); cells added through other "
+                    + "gateways are served once it is read", gatewayId, e.toString());
+            return null;
+        });
         log.info("gateway {} serving on port {} (ZooKeeper {}, chroot {}; {}){}", gatewayId, http.port(),
                 config.zkConnect(), config.chroot(), home.zkSecurity().describe(), cells.size() == 1 ? ""
-                        : "; cells " + cells.stream().map(c -> c.name() + " at " + c.config().zkConnect()
+                        : "; cells " + cells.values().stream().map(c -> c.name() + " at " + c.config().zkConnect()
                         + c.config().chroot()).toList() + ", routes " + config.routes());
     }
 
@@ -221,19 +267,35 @@ public final class Gateway implements AutoCloseable {
     /** How often a cell that could not be reached at start is tried again. */
     static final Duration LATE_CELL_RETRY = Duration.ofSeconds(5);
 
+    /**
+     * Starts a cell. On a gateway whose settings name several cells, those cells start with the routes setting's routes
+     * when they have none yet ({@link #seed}); a cell of the directory, and every cell of a gateway without the cells
+     * setting, only reads its routes.
+     */
     private void beginCell(CellRuntime cell) {
-        cell.begin(List.of(new RevocationEvents(cell.revocations(), http)), cells.size() == 1 ? null : seed(cell.name()));
+        boolean ofSettings = CellRuntime.DEFAULT.equals(cell.name())
+                || config.cells().stream().anyMatch(c -> c.name().equals(cell.name()));
+        cell.begin(List.of(new RevocationEvents(cell.revocations(), http)),
+                config.cells().isEmpty() || !ofSettings ? null : seed(cell.name()));
     }
 
     /**
-     * Starts a cell that could not be reached at the gateway's start, on a thread of its own (each attempt blocks for the
-     * start's wait), until it is started or the gateway stops. Until then its namespaces answer 503, as while any cell
-     * is out of reach.
+     * Starts a cell on a thread of its own (each attempt blocks for the start's wait), until it is started or the gateway
+     * stops: a cell that could not be reached at the gateway's start ({@code waitFirst}: it was just tried), or one of
+     * the cell directory. Until then its namespaces answer 503, as while any cell is out of reach.
      */
-    private void beginLater(CellRuntime cell, String url) {
-        while (!stopped.get()) {
+    private void beginInBackground(CellRuntime cell, boolean waitFirst) {
+        Thread t = new Thread(() -> beginLater(cell, waitFirst), "warden-cell-" + cell.name() + "-start");
+        t.setDaemon(true);
+        t.start();
+    }
+
+    private void beginLater(CellRuntime cell, boolean waitFirst) {
+        for (boolean wait = waitFirst; !stopped.get(); wait = true) {
             try {
-                Thread.sleep(LATE_CELL_RETRY.toMillis());
+                if (wait) {
+                    Thread.sleep(LATE_CELL_RETRY.toMillis());
+                }
                 if (stopped.get()) {
                     return;
                 }
@@ -274,7 +336,7 @@ public final class Gateway implements AutoCloseable {
 
     /** Runs one adoption pass now in every cell this gateway leads (tests and operators). */
     public void adoptNow() {
-        cells.forEach(CellRuntime::adoptNow);
+        cells.values().forEach(CellRuntime::adoptNow);
     }
 
     /** How many adoption passes this gateway has finished as the default cell's leader (run, skipped or failed). */
@@ -320,12 +382,13 @@ public final class Gateway implements AutoCloseable {
 
     /** Acquire calls held open on this gateway, in every cell. */
     public int pendingAcquires() {
-        return cells.stream().mapToInt(c -> c.engine().pendingCount()).sum();
+        return cells.values().stream().mapToInt(c -> c.engine().pendingCount()).sum();
     }
 
     /** The session manager of cell {@code name} (tests and operators); null when this gateway does not serve it. */
     public SessionManager sessionManager(String name) {
-        return cells.stream().filter(c -> c.name().equals(name)).findFirst().map(CellRuntime::sessions).orElse(null);
+        CellRuntime cell = cells.get(name);
+        return cell == null ? null : cell.sessions();
     }
 
     /** The revocations this gateway runs or would take over in the default cell (tests). */
@@ -365,7 +428,8 @@ public final class Gateway implements AutoCloseable {
 
     /** The ZooKeeper client of cell {@code name} (tests); null when this gateway does not serve it. */
     public CuratorFramework curator(String name) {
-        return cells.stream().filter(c -> c.name().equals(name)).findFirst().map(CellRuntime::client).orElse(null);
+        CellRuntime cell = cells.get(name);
+        return cell == null ? null : cell.client();
     }
 
     /** Whether this gateway leads the default cell (adopts its vanished gateways' sessions). */
@@ -392,7 +456,7 @@ public final class Gateway implements AutoCloseable {
         }
         log.info("gateway {} draining: refusing new requests, answering {} held calls", gatewayId, pendingAcquires());
         http.beginDrain();
-        cells.forEach(CellRuntime::drain); // answers every held call now; Jetty's graceful stop then writes the replies
+        cells.values().forEach(CellRuntime::drain); // answers every held call now; Jetty's graceful stop then writes the replies
         close();
         log.info("gateway {} drained and stopped; its sessions will be adopted by another gateway", gatewayId);
     }
@@ -404,7 +468,8 @@ public final class Gateway implements AutoCloseable {
             return;
         }
         console.close();
-        for (CellRuntime cell : cells) {
+        additions.close(); // no cell joins from now on
+        for (CellRuntime cell : cells.values()) {
             cell.close();
         }
         Quietly.run(http::stop);

@@ -51,7 +51,9 @@ import org.junit.jupiter.api.Timeout;
  * each move the test looks into both ensembles ({@code /warden/locks/pay/...}, {@code /warden/routing}): the queue
  * entries of pay are in the new cell only.
  *
- * <p>{@link #aMoveUnderLoad_noViolation_tokensGrowAcrossIt}: the service's gateways; every checker must hold.
+ * <p>{@link #aMoveUnderLoad_noViolation_tokensGrowAcrossIt}: the service's gateways, started with the default cell only
+ * and given cell B while they run ({@code PUT /v1/cells/b} on gateway 1, which gateway 2 learns from the cell directory;
+ * then pay moved to B before the workload); every checker must hold.
  * {@link #aMoveThatDoesNotRaiseTheFloor_isCaughtByTheFencingChecker}: the same run with gateways that move without
  * raising the new cell's token floor ({@link BrokenGateway.Bug#MOVE_WITHOUT_FLOOR_RAISE}): the fencing checker must
  * report the tokens of every pay lock going down across the first move, and the counters must have refused every
@@ -314,7 +316,8 @@ class CellMoveIT {
 
     private static Outcome run(String run, String bug, long seed) throws Exception {
         AtomicReference<EpochBump> bump = new AtomicReference<>();
-        try (TwoCells cells = TwoCells.start(run, 2, bug, (a, b) -> bump.set(putEpochAhead(a, b)));
+        // The service's gateways are given cell B while they run (the API's way); the broken ones by their settings.
+        try (TwoCells cells = TwoCells.start(run, 2, bug, (a, b) -> bump.set(putEpochAhead(a, b)), bug == null);
              CuratorFramework zkA = curator(cells.a);
              CuratorFramework zkB = curator(cells.b)) {
             Path dir = cells.launcher.logDir();
@@ -653,8 +656,10 @@ class CellMoveIT {
         StringBuilder b = new StringBuilder();
         b.append("# Cell move `").append(o.run()).append("`\n\n");
         b.append("Two ZooKeeper ensembles of three servers: A (cell `default`, `--zk`) and B (cell `")
-                .append(TwoCells.CELL_B).append("`, `--cells`), namespace `").append(TwoCells.PAY)
-                .append("` routed to B at first; ").append(cells.gateways().size()).append(" gateways serving both. ")
+                .append(TwoCells.CELL_B).append(o.bug() == null ? "`, added while the gateways ran: `PUT /v1/cells/b` on "
+                        + "gw1, served by gw2 from the cell directory, then `pay` moved to it), namespace `"
+                        : "`, `--cells`), namespace `").append(TwoCells.PAY)
+                .append("` on B at first; ").append(cells.gateways().size()).append(" gateways serving both. ")
                 .append("Clients over plain HTTP, one attempt per call: ");
         for (CellWorkload.ClientSpec c : MIX) {
             b.append('`').append(c.name()).append("` (").append(c.gateway() < 0 ? "both gateways in turn"

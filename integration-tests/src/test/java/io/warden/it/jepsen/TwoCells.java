@@ -24,8 +24,9 @@ import java.util.Map;
  * ensemble B (cell {@value #CELL_B}, {@code --cells b=...} under the default chroot), three ZooKeeper servers each, whose
  * servers reach each other's quorum and election ports through proxies ({@link ZkEnsemble.Options#withProxiedQuorum()}),
  * so that a cell's quorum can be taken away while its servers keep running and keep their clients' connections open
- * ({@link #splitEveryServer}); and gateways started with {@code --routes pay=b}: namespace {@value #PAY} is served by cell
- * B, everything else (namespace {@value #WEB} among them) by cell A. The gateways reach the servers directly.
+ * ({@link #splitEveryServer}); and gateways started with {@code --routes pay=b} (or given cell B and namespace
+ * {@value #PAY} while they run, as an operator adds a cell): namespace {@value #PAY} is served by cell B, everything else
+ * (namespace {@value #WEB} among them) by cell A. The gateways reach the servers directly.
  *
  * <p>Each ensemble has a launcher of its own (its servers' logs in {@code <run>/cell-a/} and {@code <run>/cell-b/}: the
  * two ensembles name their servers alike); the gateways' logs are in {@code <run>/}.
@@ -71,6 +72,18 @@ final class TwoCells implements AutoCloseable {
      */
     static TwoCells start(String run, int gatewayCount, String fault,
                           java.util.function.BiConsumer<ZkEnsemble, ZkEnsemble> beforeGateways) {
+        return start(run, gatewayCount, fault, beforeGateways, false);
+    }
+
+    /**
+     * As above. With {@code addedAtRunTime}, the gateways start with the default cell only (no {@code --cells} or
+     * {@code --routes}); then cell B is added through gateway 1 ({@code PUT /v1/cells/b}), every gateway is awaited
+     * serving it (the others from the default cell's cell directory), and namespace {@value #PAY} is moved to it through
+     * the last gateway ({@code PUT /v1/namespaces/pay/cell}, deadline 0: nothing holds yet). The cells are then as the
+     * settings would have made them.
+     */
+    static TwoCells start(String run, int gatewayCount, String fault,
+                          java.util.function.BiConsumer<ZkEnsemble, ZkEnsemble> beforeGateways, boolean addedAtRunTime) {
         JavaLauncher launcher = JavaLauncher.forRun(run);
         JavaLauncher launcherA = new JavaLauncher(emptied(launcher.logDir().resolve("cell-a")));
         JavaLauncher launcherB = new JavaLauncher(emptied(launcher.logDir().resolve("cell-b")));
@@ -93,7 +106,8 @@ final class TwoCells implements AutoCloseable {
             if (fault != null) {
                 jvm.add("-D" + BrokenGateway.PROPERTY + "=" + fault);
             }
-            List<String> args = List.of("--cells", CELL_B + "=" + b.connectString(), "--routes", PAY + "=" + CELL_B);
+            List<String> args = addedAtRunTime ? List.of()
+                    : List.of("--cells", CELL_B + "=" + b.connectString(), "--routes", PAY + "=" + CELL_B);
             for (int g = 0; g < gatewayCount; g++) {
                 cells.gateways.add(GatewayProcess.start(launcher, "gw" + (g + 1), a.connectString(), ZK_SESSION_TIMEOUT_MS,
                         jvm, args, fault == null ? null : BrokenGateway.class.getName()));
@@ -101,12 +115,42 @@ final class TwoCells implements AutoCloseable {
             for (GatewayProcess gw : cells.gateways) {
                 gw.awaitReady(Duration.ofSeconds(90));
             }
+            if (addedAtRunTime) {
+                cells.addCellB();
+            }
             cells.awaitServing(CELL_B, Duration.ofSeconds(60));
+            if (addedAtRunTime) {
+                cells.put(cells.gateways.get(cells.gateways.size() - 1), "/v1/namespaces/" + PAY + "/cell",
+                        "{\"cell\":\"" + CELL_B + "\",\"deadline_ms\":0}", 200);
+            }
         } catch (RuntimeException e) {
             cells.close();
             throw e;
         }
         return cells;
+    }
+
+    /** {@code PUT /v1/cells/b} through gateway 1: the gateway reaches ensemble B and writes it to the cell directory. */
+    private void addCellB() {
+        put(gateways.get(0), "/v1/cells/" + CELL_B, "{\"zk\":\"" + b.connectString() + "\"}", 201);
+    }
+
+    /** A PUT that must answer {@code expected}; its answer otherwise fails the start. */
+    private void put(GatewayProcess gw, String path, String body, int expected) {
+        try {
+            HttpResponse<String> r = http.send(HttpRequest.newBuilder(gw.baseUri().resolve(path))
+                    .timeout(Duration.ofSeconds(60)).header("Content-Type", "application/json")
+                    .PUT(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+            if (r.statusCode() != expected) {
+                throw new IllegalStateException("PUT " + path + " on " + gw.gatewayId() + " answered " + r.statusCode()
+                        + " (expected " + expected + "): " + r.body());
+            }
+        } catch (IOException e) {
+            throw new UncheckedIOException("PUT " + path + " on " + gw.gatewayId(), e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IllegalStateException("interrupted", e);
+        }
     }
 
     /** Deletes the files a run before left in {@code dir} (as {@link JavaLauncher#forRun} does for the run's own). */

@@ -103,6 +103,16 @@ public interface Warden {
     }
 
     /**
+     * Adds cell {@code cell}, the ensemble {@code zk} under {@code chroot} (null: the gateways' chroot), to every gateway
+     * (docs/api.md, "Adding a cell"): this gateway reaches it first, then writes it to the cell directory that every
+     * gateway follows. It serves no namespace until one is moved to it. Asking again for the same cell at the same
+     * address answers it as it is; another address is a 409. The default adds nothing.
+     */
+    default CompletableFuture<CellAdded> addCell(String cell, String zk, String chroot, String by) {
+        return CompletableFuture.failedFuture(WardenException.unavailable("this gateway adds no cells", null));
+    }
+
+    /**
      * Moves {@code namespace} to cell {@code cell} (docs/api.md, "Moving a namespace"): new acquires wait while the
      * namespace's holds in its old cell end by themselves, or at {@code deadlineMs} are ended; tokens keep growing. A
      * move cut short is completed by asking for it again. {@code by} is the principal asking, for the audit log. The

@@ -465,7 +465,7 @@ public final class ConfigLoader {
     }
 
     /** A connect string's servers as host:port, sorted, ZooKeeper's 2181 when no port is given, hosts in lower case. */
-    private static Set<String> servers(String connect) {
+    static Set<String> servers(String connect) {
         Set<String> out = new TreeSet<>();
         for (String server : connect.split(",")) {
             String s = server.strip().toLowerCase(Locale.ROOT);

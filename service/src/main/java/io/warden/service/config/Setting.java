@@ -208,7 +208,7 @@ enum Setting {
     }
 
     /** The most cells besides the default one. */
-    static final int MAX_CELLS = 16;
+    static final int MAX_CELLS = CellAddress.MAX_CELLS;
     /** The name of the default cell (the ensemble of --zk), in routes; no cell of cells may take it. */
     static final String DEFAULT_CELL = "default";
 
@@ -673,7 +673,7 @@ enum Setting {
                 Pattern.compile("https?://([A-Za-z0-9.-]+|\\[[0-9A-Fa-f:.]+])(:[0-9]{1,5})?");
         private static final Pattern CHROOT_PATTERN = Pattern.compile("(/[A-Za-z0-9._:-]+)+");
         private static final Pattern NAMESPACE_PATTERN = Pattern.compile("[a-z][a-z0-9-]{0,62}");
-        private static final Pattern CELL_NAME_PATTERN = Pattern.compile("[a-z][a-z0-9-]{0,31}");
+        private static final Pattern CELL_NAME_PATTERN = CellAddress.NAME;
         private static final Pattern SECRET_PATTERN = Pattern.compile("[!-~]{16,256}");
         private static final Pattern GATEWAY_ID_PATTERN = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
         private static final Pattern NUMBER_PATTERN = Pattern.compile("-?[0-9]{1,18}");

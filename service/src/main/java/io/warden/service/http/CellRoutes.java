@@ -13,6 +13,8 @@ import java.util.List;
  * that may read somewhere sees the cells and their state, and the routed namespaces it may read; only an admin of every
  * namespace sees each cell's ensemble and chroot (they name the infrastructure).
  *
+ * <p>{@code PUT /v1/cells/{cell}}: adds a cell ({@link #add}).
+ *
  * <p>{@code PUT /v1/namespaces/{namespace}/cell}: moves a namespace to another cell; an admin of every namespace only
  * (it raises the target cell's token floor, which every namespace there sees). The call is held (no thread) until the
  * move is done.
@@ -44,6 +46,21 @@ final class CellRoutes {
         access.needSomewhere(caller, Role.READ, "list cells");
         boolean admin = caller.mayEverywhere(Role.ADMIN);
         exchange.reply(ctx, warden::cells, cells -> new Reply(cells.stream().map(c -> view(c, caller, admin)).toList()));
+    }
+
+    /**
+     * {@code PUT /v1/cells/{cell}} {@code {zk, chroot?}}: adds a cell to every gateway; an admin of every namespace only
+     * (it names infrastructure, and moves to it raise its floor). 201 with the cell when this call added it, 200 when it
+     * was there already at that address. Held (no thread) while this gateway reaches the new ensemble.
+     */
+    void add(Context ctx) {
+        requests.noQuery(exchange.query(ctx));
+        String cell = Requests.cellName("cell", ctx.pathParam("cell"));
+        Requests.AddCell a = requests.addCell(exchange.body(ctx));
+        Caller caller = Access.caller(ctx);
+        access.needEverywhere(caller, Role.ADMIN, "add cell " + cell);
+        exchange.reply(ctx, added -> added.created() ? 201 : 200,
+                () -> warden.addCell(cell, a.zk(), a.chroot(), caller.label()), added -> view(added.cell(), caller, true));
     }
 
     /** The reply of a move. */

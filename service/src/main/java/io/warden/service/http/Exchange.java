@@ -102,6 +102,11 @@ final class Exchange {
     }
 
     <T> void reply(Context ctx, int status, Supplier<CompletableFuture<T>> call, Function<T, ?> toBody) {
+        reply(ctx, value -> status, call, toBody);
+    }
+
+    /** As above, the status told by the value ({@code statusOf}). */
+    <T> void reply(Context ctx, Function<T, Integer> statusOf, Supplier<CompletableFuture<T>> call, Function<T, ?> toBody) {
         CompletableFuture<T> future;
         try {
             future = call.get();
@@ -114,7 +119,7 @@ final class Exchange {
                 if (failure != null) {
                     problems.respond(ctx, failure);
                 } else {
-                    json(ctx, status, toBody.apply(value));
+                    json(ctx, statusOf.apply(value), toBody.apply(value));
                 }
             } catch (Throwable t) {
                 problems.respond(ctx, t);

@@ -405,6 +405,7 @@ public final class HttpApi {
         route(cfg, HandlerType.GET, "/v1/deadlocks", deadlockRoutes::deadlocks);
         CellRoutes cellRoutes = new CellRoutes(warden, requests, exchange, access);
         route(cfg, HandlerType.GET, "/v1/cells", cellRoutes::cells);
+        route(cfg, HandlerType.PUT, "/v1/cells/{cell}", cellRoutes::add);
         route(cfg, HandlerType.PUT, "/v1/namespaces/{namespace}/cell", cellRoutes::move);
         route(cfg, HandlerType.POST, "/v1/cells/{cell}/token-floor", cellRoutes::raiseFloor);
         route(cfg, HandlerType.GET, "/v1/watch", watch::watch);

@@ -41,6 +41,10 @@ final class Requests {
     }
 
     /** {@code PUT /v1/namespaces/{namespace}/cell}: the target cell and how long the old cell's holds may take to end. */
+    /** {@code PUT /v1/cells/{cell}}: the new cell's ensemble, and its chroot (null: the gateways'). */
+    record AddCell(String zk, String chroot) {
+    }
+
     record Move(String cell, long deadlineMs) {
     }
 
@@ -170,12 +174,36 @@ final class Requests {
     static final long MAX_MOVE_DEADLINE_MS = 300_000;
     /** What a move waits for the old cell's holds when the body does not say. */
     static final long DEFAULT_MOVE_DEADLINE_MS = 30_000;
-    private static final java.util.regex.Pattern CELL_NAME = java.util.regex.Pattern.compile("[a-z][a-z0-9-]{0,31}");
+    private static final java.util.regex.Pattern CELL_NAME = io.warden.service.config.CellAddress.NAME;
 
     /** {@code POST /v1/cells/{cell}/token-floor}: the token every later token of the cell must be above. */
     long raiseFloor(byte[] body) {
         JsonBody b = JsonBody.parse(json, body, Set.of("above"));
         return b.requiredLong("above", 1, Long.MAX_VALUE);
+    }
+
+    /** The cell's name, from the path: the same rule as the cells setting's names. */
+    static String cellName(String field, String name) {
+        String problem = io.warden.service.config.CellAddress.nameProblem(name);
+        if (problem != null) {
+            throw WardenException.invalid(field, problem);
+        }
+        return name;
+    }
+
+    AddCell addCell(byte[] body) {
+        JsonBody b = JsonBody.parse(json, body, Set.of("zk", "chroot"));
+        String zk = b.requiredString("zk");
+        String problem = io.warden.service.config.CellAddress.zkProblem(zk);
+        if (problem != null) {
+            throw WardenException.invalid("zk", problem);
+        }
+        String chroot = b.optionalString("chroot");
+        problem = chroot == null ? null : io.warden.service.config.CellAddress.chrootProblem(chroot);
+        if (problem != null) {
+            throw WardenException.invalid("chroot", problem);
+        }
+        return new AddCell(zk, chroot);
     }
 
     Move move(byte[] body) {

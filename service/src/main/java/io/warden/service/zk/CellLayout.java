@@ -22,7 +22,7 @@ public final class CellLayout {
     /** The top nodes, relative to the cell's chroot. */
     public static final List<String> TOP = List.of(CellPaths.LOCKS, CellPaths.SESSIONS, CellPaths.GATEWAYS,
             CellPaths.LOCK_DELAY, CellPaths.EXPIRED, CellPaths.AUDIT, CellPaths.PROBE, CellPaths.TOKEN_FLOOR,
-            CellPaths.REVOCATIONS);
+            CellPaths.REVOCATIONS, CellPaths.CELLS);
     /** How many times a batch of shards is tried again after it met a shard another client made meanwhile. */
     private static final int SHARD_ATTEMPTS = 5;
 

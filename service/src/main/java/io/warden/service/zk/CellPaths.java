@@ -68,6 +68,11 @@ public final class CellPaths {
     public static final String ROUTING = "/routing";
     /** The token floor: one child per raise ({@link #floorNode}). */
     public static final String TOKEN_FLOOR = "/token-floor";
+    /**
+     * The cells added at run time, read in the default cell only: one child per cell, named by it, with its ensemble and
+     * chroot ({@code {"zk": ..., "chroot": ...}}); empty in every other cell.
+     */
+    public static final String CELLS = "/cells";
     private static final String FLOOR_PREFIX = "floor-";
 
     private CellPaths() {
@@ -180,6 +185,11 @@ public final class CellPaths {
         } catch (IllegalArgumentException e) {
             return null;
         }
+    }
+
+    /** The entry of cell {@code name} in {@link #CELLS}. */
+    public static String cellEntry(String name) {
+        return CELLS + "/" + name;
     }
 
     /** The name of the child of {@link #TOKEN_FLOOR} that raises the floor to {@code floor}: sorts by floor. */
