@@ -41,7 +41,8 @@ final class NamespacePage {
             LockListing listing = LockListing.page(cell, ns, prefix, after, limit, pages.now());
             var namespaces = cell.locks().stream().map(LockState::namespace).distinct().sorted().toList();
             CellInfo serving = read.cells() == null ? null : CellsView.servingCell(read.cells(), ns);
-            pages.show(ctx, "namespace", page, new NamespaceView(listing, namespaces, serving));
+            boolean unread = serving != null && cell.unreadCells().contains(serving.name());
+            pages.show(ctx, "namespace", page, new NamespaceView(listing, namespaces, serving, unread));
         }, failure -> pages.unavailable(ctx, "namespace", page, failure));
     }
 

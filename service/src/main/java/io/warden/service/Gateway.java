@@ -117,7 +117,21 @@ public final class Gateway implements AutoCloseable {
                     }
                 }, router::view, config.chroot());
         router.useAdditions(additions);
-        this.console = new ConsoleBridge(home.zk(), router, home.lister(), home.sessions(), clock,
+        CellSet served = this.cells;
+        CellRouter routed = this.router;
+        io.warden.service.console.CellLocks cellLocks = new io.warden.service.console.CellLocks() {
+            @Override
+            public List<Cell> all() {
+                return served.values().stream().map(c -> new Cell(c.name(), c.lister(), c.zk())).toList();
+            }
+
+            @Override
+            public Cell of(String namespace) {
+                CellRuntime c = routed.readCellOf(namespace);
+                return new Cell(c.name(), c.lister(), c.zk());
+            }
+        };
+        this.console = new ConsoleBridge(home.zk(), router, cellLocks, home.sessions(), clock,
                 java.time.Clock.systemUTC(), gatewayId, config.zkConnect(), home.zkSecurity().probeSockets(), home::isLeader);
         audits.set(console);
         this.authenticator = config.authFile() == null ? Authenticator.open() : Authenticator.fromFile(config.authFile());
@@ -150,7 +164,7 @@ public final class Gateway implements AutoCloseable {
             console.mountPeerRoute(cfg);
         }, authenticator);
         this.http.useDeadlocks(routes::deadlocks);
-        this.console.useWaitFor(home::deadlocks); // the console draws the default cell's graph
+        this.console.useWaitFor(router::deadlocks); // every cell's graph, in one
     }
 
     /** The parts of a cell besides the default one (nothing connects yet). */

@@ -22,15 +22,17 @@ import java.util.TreeMap;
  * @param longestWaiting at most {@link #TOP}, oldest waiter first (ties by name)
  * @param sessions       every session of the cell, idle ones included
  * @param snapshot       when and at which revision the numbers were read
+ * @param unreadCells    cells whose locks could not be read: not in these numbers
  */
 public record Overview(List<NamespaceCount> namespaces, List<LockRow> longestHeld, List<LockRow> longestWaiting,
-                       int locks, int holders, int waiters, int sessions, AsOf snapshot) {
+                       int locks, int holders, int waiters, int sessions, AsOf snapshot, List<String> unreadCells) {
     public static final int TOP = 10;
 
     public Overview {
         namespaces = List.copyOf(namespaces);
         longestHeld = List.copyOf(longestHeld);
         longestWaiting = List.copyOf(longestWaiting);
+        unreadCells = List.copyOf(unreadCells);
     }
 
     public static Overview of(CellSnapshot cell, java.time.Instant now) {
@@ -65,6 +67,6 @@ public record Overview(List<NamespaceCount> namespaces, List<LockRow> longestHel
                 .sorted(Comparator.comparing(LockRow::oldestWaitSince).thenComparing(LockRow::name))
                 .limit(TOP).toList();
         return new Overview(namespaces, longestHeld, longestWaiting, rows.size(), holders, waiters,
-                cell.sessions().size(), AsOf.of(cell, now));
+                cell.sessions().size(), AsOf.of(cell, now), cell.unreadCells());
     }
 }

@@ -28,6 +28,11 @@ public record OverviewView(Overview overview, String snapshotError, Health healt
         this(overview, snapshotError, health, healthError, now, null, null);
     }
 
+    /** The cells whose locks could not be read for the overview (missing from its numbers); empty when none. */
+    public List<String> unreadCells() {
+        return overview == null ? List.of() : overview.unreadCells();
+    }
+
     /** The cells that do not serve now; empty when none, or when the cells are not known. */
     public List<CellInfo> notServing() {
         return cells == null ? List.of() : CellsView.notServing(cells);

@@ -39,12 +39,13 @@ import java.util.concurrent.CompletableFuture;
 import java.util.function.BooleanSupplier;
 
 /**
- * The gateway's side of the console ({@link ConsoleBackend}): reads ZooKeeper through the lock lister and the session
- * records, remembers the watch stream's recent events ({@link EventLog}), probes the ZooKeeper servers
+ * The gateway's side of the console ({@link ConsoleBackend}): reads ZooKeeper through the cells' lock listers
+ * ({@link CellLocks}: every cell's locks in one listing) and the session records (in the default cell, every session's
+ * home), remembers the watch stream's recent events ({@link EventLog}), probes the ZooKeeper servers
  * ({@link ZkServers}), and carries out the two admin actions through the same code paths as a client's release and
  * a TTL expiry, writing each to the {@link AuditLog}.
  *
- * <p>Cost: a {@link #snapshot()} walks {@code /locks} and reads every session record; it is shared by all callers for
+ * <p>Cost: a {@link #snapshot()} walks {@code /locks} of every cell and reads every session record; it is shared by all callers for
  * {@link #SNAPSHOT_TTL}, so any number of open consoles cost at most one walk per second per gateway. A lock too large
  * for the gateway to read is shown as such ({@link LockState#tooLarge}), with its entries and no queue.
  *
@@ -58,7 +59,8 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
 
     private final Zk zk;
     private final Warden warden;
-    private final LockLister lister;
+    /** The cells' locks: listings merge every cell's, a lock is read in its namespace's cell. */
+    private final CellLocks locks;
     private final SessionManager sessions;
     private final Clock ticker;
     private final java.time.Clock wallClock;
@@ -78,12 +80,12 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
     /** The watch hub's wait-for graph; null until set (no mirror). */
     private volatile java.util.function.Supplier<CompletableFuture<io.warden.service.watch.WatchHub.DeadlockReport>> waitFor;
 
-    public ConsoleBridge(Zk zk, Warden warden, LockLister lister, SessionManager sessions, Clock ticker,
+    public ConsoleBridge(Zk zk, Warden warden, CellLocks locks, SessionManager sessions, Clock ticker,
                          java.time.Clock wallClock, String gatewayId, String zkConnect,
                          io.warden.service.zk.ZkSecurity.SocketMaker probeSockets, BooleanSupplier leader) {
         this.zk = zk;
         this.warden = warden;
-        this.lister = lister;
+        this.locks = locks;
         this.sessions = sessions;
         this.ticker = ticker;
         this.wallClock = wallClock;
@@ -172,9 +174,10 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
 
     private CompletableFuture<CellSnapshot> readSnapshot() {
         Instant takenAt = wallClock.instant();
-        CompletableFuture<List<LockLister.ScannedLock>> locks = lister.scan();
+        CompletableFuture<Scan> scannedLocks = scanEveryCell();
         CompletableFuture<List<SessionState>> sessionStates = sessionStates();
-        return locks.thenCombine(sessionStates, (scanned, ss) -> {
+        return scannedLocks.thenCombine(sessionStates, (scan, ss) -> {
+            List<LockLister.ScannedLock> scanned = scan.locks();
             List<LockState> states = new ArrayList<>(scanned.size());
             Set<String> holding = new HashSet<>();
             long revision = 0;
@@ -187,8 +190,49 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
                     }
                 }
             }
-            events.retainGrants(holding);
-            return new CellSnapshot(takenAt, revision, states, ss);
+            if (scan.unread().isEmpty()) {
+                events.retainGrants(holding); // what is not held any more; with a cell unread, that is not known
+            }
+            return new CellSnapshot(takenAt, revision, states, ss, scan.unread());
+        });
+    }
+
+    /** The live locks of the cells read, sorted by name, and the cells (not the default one) that could not be read. */
+    private record Scan(List<LockLister.ScannedLock> locks, List<String> unread) {
+    }
+
+    /**
+     * Every cell's live locks, in one list sorted by name (a namespace is in one cell, so no name comes twice; while a
+     * namespace moves, its old cell's entries are listed until they are gone). A cell other than the default one that
+     * cannot be read is named in {@link Scan#unread}, so that the pages say its locks are missing rather than show its
+     * namespaces free; the default cell failing fails the snapshot, as it holds every session too.
+     */
+    private CompletableFuture<Scan> scanEveryCell() {
+        List<CellLocks.Cell> cells = locks.all();
+        if (cells.size() == 1) {
+            return cells.get(0).lister().scan().thenApply(l -> new Scan(l, List.of()));
+        }
+        List<CompletableFuture<List<LockLister.ScannedLock>>> scans = new ArrayList<>(cells.size());
+        for (CellLocks.Cell c : cells) {
+            CompletableFuture<List<LockLister.ScannedLock>> scan = c.lister().scan();
+            scans.add(c == cells.get(0) ? scan : scan.exceptionally(e -> {
+                log.debug("console: the locks of cell {} cannot be read: {}", c.name(), e.toString());
+                return null;
+            }));
+        }
+        return CompletableFuture.allOf(scans.toArray(CompletableFuture[]::new)).thenApply(v -> {
+            List<LockLister.ScannedLock> all = new ArrayList<>();
+            List<String> unread = new ArrayList<>();
+            for (int i = 0; i < cells.size(); i++) {
+                List<LockLister.ScannedLock> l = scans.get(i).join();
+                if (l == null) {
+                    unread.add(cells.get(i).name());
+                } else {
+                    all.addAll(l);
+                }
+            }
+            all.sort(java.util.Comparator.comparing(LockLister.ScannedLock::name));
+            return new Scan(all, unread);
         });
     }
 
@@ -246,7 +290,7 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return lister.scan(parsed).thenApply(found -> found.map(l -> new LockDetail(state(l), l.pzxid(),
+        return locks.of(parsed.namespace()).lister().scan(parsed).thenApply(found -> found.map(l -> new LockDetail(state(l), l.pzxid(),
                 events.recent(l.name()))));
     }
 
@@ -285,7 +329,8 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
         } catch (RuntimeException e) {
             return CompletableFuture.failedFuture(e);
         }
-        return lister.scan(parsed).thenCompose(found -> {
+        CellLocks.Cell cell = locks.of(parsed.namespace());
+        return cell.lister().scan(parsed).thenCompose(found -> {
             if (found.isPresent() && found.get().tooLargeEntries() > 0) {
                 return CompletableFuture.completedFuture(new AdminResult(false, "lock " + name + " has "
                         + found.get().tooLargeEntries() + " entries, too many for this gateway to read: its holds cannot "
@@ -311,7 +356,7 @@ public final class ConsoleBridge implements ConsoleBackend, AutoCloseable {
                 }
                 if (Zk.unwrap(err) instanceof WardenException we && we.code() == WardenException.ErrorCode.SESSION_NOT_FOUND) {
                     // The session expired and its hold is kept for its lock-delay: delete the node itself.
-                    return zk.delete(CellPaths.lock(parsed) + "/" + n.node(), -1).handle((v, e2) -> {
+                    return cell.zk().delete(CellPaths.lock(parsed) + "/" + n.node(), -1).handle((v, e2) -> {
                         if (e2 != null && Zk.code(e2) != Code.NONODE) {
                             throw Zk.translate(e2);
                         }

@@ -100,8 +100,12 @@ class ConsoleCellsTest {
                 .doesNotContain("id=\"ensembles-hidden\"");
 
         String pay = body("/console/ns/pay");
-        assertThat(pay).contains("<p id=\"cell\" data-cell=\"b\">", "id=\"other-cell\"")
-                .doesNotContain("data-lock=\"web/page-1\"");
+        assertThat(pay).as("the locks of a namespace in another cell are listed too")
+                .contains("<p id=\"cell\" data-cell=\"b\">", "data-lock=\"pay/invoice-1\"")
+                .doesNotContain("data-lock=\"web/page-1\"", "id=\"other-cell\"");
+        long payToken = w.lock(io.warden.service.api.LockName.parse("name", "pay/invoice-1")).join().holders().get(0).token();
+        assertThat(body("/console/locks/pay/invoice-1")).as("a lock of cell b has its page, with its holder")
+                .contains("data-session=\"" + s + "\" data-token=\"" + payToken + "\"");
         String web = body("/console/ns/web");
         assertThat(web).contains("<p id=\"cell\" data-cell=\"default\">", "data-lock=\"web/page-1\"")
                 .doesNotContain("id=\"other-cell\"");
@@ -110,6 +114,8 @@ class ConsoleCellsTest {
 
     @Test
     void aCellThatLosesItsEnsemble_isNamedOnTheOverview_andItsDetailShownOnTheCellsPage() throws Exception {
+        String s = session(w, "svc", 60_000);
+        join(w.acquire(exclusive(s, "web/page-1", 0)));
         cellB.stop();
         WardenFixture.await("the cells page shows cell b not serving",
                 () -> uncheckedBody("/console/cells").contains("tr data-cell=\"b\" data-serving=\"no\""));
@@ -123,9 +129,14 @@ class ConsoleCellsTest {
         assertThat(overview).contains("class=\"banner error cell-down\" role=\"alert\" data-cell=\"b\"",
                 "Cell <strong>b</strong> is", "<code class=\"mono\">pay</code>")
                 .doesNotContain("data-cell=\"default\"");
-        assertThat(body("/console/ns/pay")).contains("<p id=\"cell\" data-cell=\"b\">", "NOT SERVING");
-        assertThat(body("/console/ns/web")).contains("<p id=\"cell\" data-cell=\"default\">")
-                .doesNotContain("NOT SERVING");
+        WardenFixture.await("the overview says cell b's locks are not listed",
+                () -> uncheckedBody("/console").contains("id=\"cells-unread\""));
+        assertThat(body("/console/ns/pay")).as("pay's locks cannot be read, which the page says: it does not show pay free")
+                .contains("<p id=\"cell\" data-cell=\"b\">", "NOT SERVING", "id=\"cell-unread\"")
+                .doesNotContain("is held or waited for");
+        assertThat(body("/console/ns/web")).as("the default cell's namespaces are listed as usual")
+                .contains("<p id=\"cell\" data-cell=\"default\">", "data-lock=\"web/page-1\"")
+                .doesNotContain("NOT SERVING", "cell-unread");
     }
 
     private String uncheckedBody(String path) {
