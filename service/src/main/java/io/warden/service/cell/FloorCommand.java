@@ -11,7 +11,6 @@ import org.apache.curator.framework.CuratorFramework;
 import org.apache.curator.framework.CuratorFrameworkFactory;
 import org.apache.curator.framework.api.transaction.CuratorTransactionResult;
 import org.apache.curator.retry.BoundedExponentialBackoffRetry;
-import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException;
 import org.apache.zookeeper.data.Stat;
 
@@ -197,12 +196,7 @@ public final class FloorCommand {
         data.put("at_ms", System.currentTimeMillis());
         List<CuratorTransactionResult> results;
         try {
-            // The child first: gateways learn the raise from its notification, and the data change after it names a
-            // raise they already know.
-            results = client.transaction().forOperations(
-                    client.transactionOp().create().withMode(CreateMode.PERSISTENT)
-                            .forPath(CellPaths.TOKEN_FLOOR + "/" + CellPaths.floorNode(target)),
-                    client.transactionOp().setData().forPath(CellPaths.TOKEN_FLOOR, Json.write(data)));
+            results = client.transaction().forOperations(FloorRaise.ops(client.transactionOp(), target, data));
         } catch (KeeperException.NodeExistsException e) {
             out.println("cell " + cell + ": the token floor was raised to " + target + " meanwhile; nothing changed");
             return OK;

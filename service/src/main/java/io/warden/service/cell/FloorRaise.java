@@ -3,6 +3,9 @@ package io.warden.service.cell;
 import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Json;
 import io.warden.service.zk.Zk;
+import org.apache.curator.framework.api.transaction.CuratorOp;
+import org.apache.curator.framework.api.transaction.TransactionOp;
+import org.apache.zookeeper.CreateMode;
 import org.apache.zookeeper.KeeperException.Code;
 
 import java.util.LinkedHashMap;
@@ -17,6 +20,18 @@ import java.util.concurrent.CompletableFuture;
  */
 public final class FloorRaise {
     private FloorRaise() {
+    }
+
+    /**
+     * The one transaction that raises the floor to {@code target}: the child {@code /token-floor/floor-{target}}
+     * first (gateways learn the raise from its notification, and the data change after it names a raise they already
+     * know), then {@code data} as the data of {@code /token-floor} (for people). Fails NODEEXISTS when that raise was
+     * made already.
+     */
+    static List<CuratorOp> ops(TransactionOp ops, long target, Map<String, Object> data) throws Exception {
+        return List.of(ops.create().withMode(CreateMode.PERSISTENT)
+                        .forPath(CellPaths.TOKEN_FLOOR + "/" + CellPaths.floorNode(target)),
+                ops.setData().forPath(CellPaths.TOKEN_FLOOR, Json.write(data)));
     }
 
     /** The token a node made now in the cell would have: the cell's newest zxid (a write's) through its floor. */
@@ -47,10 +62,7 @@ public final class FloorRaise {
             data.put("why", why);
             data.put("at_ms", System.currentTimeMillis());
             try {
-                // The child first: gateways learn the raise from its notification (as FloorCommand writes it).
-                return zk.multi(List.of(
-                        zk.ops().create().forPath(CellPaths.TOKEN_FLOOR + "/" + CellPaths.floorNode(target)),
-                        zk.ops().setData().forPath(CellPaths.TOKEN_FLOOR, Json.write(data)))).handle((r, err) -> {
+                return zk.multi(ops(zk.ops(), target, data)).handle((r, err) -> {
                             if (err != null && Zk.code(err) != Code.NODEEXISTS) {
                                 throw Zk.translate(err);
                             }

@@ -4,8 +4,6 @@ import io.warden.service.Gateway;
 import io.warden.service.support.WardenFixture;
 import io.warden.service.zk.CellPaths;
 import org.apache.curator.framework.CuratorFramework;
-import org.apache.curator.framework.CuratorFrameworkFactory;
-import org.apache.curator.retry.RetryOneTime;
 import org.apache.curator.test.TestingServer;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -13,7 +11,6 @@ import org.junit.jupiter.api.Test;
 
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.util.concurrent.TimeUnit;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -35,10 +32,7 @@ class CellAdditionsHttpTest {
     void setUp() throws Exception {
         fx = new WardenFixture();
         cellB = new TestingServer(true);
-        zkB = CuratorFrameworkFactory.builder().connectString(cellB.getConnectString()).namespace("warden")
-                .retryPolicy(new RetryOneTime(100)).build();
-        zkB.start();
-        zkB.blockUntilConnected(10, TimeUnit.SECONDS);
+        zkB = io.warden.service.support.TwoCellFixture.chrootClient(cellB);
         gw1 = fx.gateway();
         gw2 = fx.gateway(ownDataDir());
         http1 = new HttpTestClient(gw1.httpPort(), OpenApiContract.load());

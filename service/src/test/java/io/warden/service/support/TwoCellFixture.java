@@ -26,14 +26,20 @@ public final class TwoCellFixture implements AutoCloseable {
     public TwoCellFixture() throws Exception {
         fx = new WardenFixture();
         cellB = new TestingServer(true);
-        zkB = CuratorFrameworkFactory.builder().connectString(cellB.getConnectString()).namespace("warden")
-                .retryPolicy(new RetryOneTime(100)).build();
-        zkB.start();
-        zkB.blockUntilConnected(10, TimeUnit.SECONDS);
+        zkB = chrootClient(cellB);
         WardenConfig config = fx.config().toBuilder()
                 .cells(List.of(new CellAddress("b", cellB.getConnectString(), null)))
                 .routes(Map.of("pay", "b")).build();
         gateway = fx.gateway(config);
+    }
+
+    /** A started, connected client of {@code server} on the chroot {@code /warden}. */
+    public static CuratorFramework chrootClient(TestingServer server) throws InterruptedException {
+        CuratorFramework zk = CuratorFrameworkFactory.builder().connectString(server.getConnectString())
+                .namespace("warden").retryPolicy(new RetryOneTime(100)).build();
+        zk.start();
+        zk.blockUntilConnected(10, TimeUnit.SECONDS);
+        return zk;
     }
 
     /** The number of entries in lock {@code name}'s queue in the cell {@code zk} is a client of (0 when it has no node). */
