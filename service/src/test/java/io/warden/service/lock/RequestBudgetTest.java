@@ -34,12 +34,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 class RequestBudgetTest {
     private static final int PAIRS = 300;
     private WardenFixture fx;
+    private Gateway gw;
     private Warden w;
 
     @BeforeEach
     void setUp() throws Exception {
         fx = new WardenFixture();
-        Gateway gw = fx.gateway();
+        gw = fx.gateway();
         w = gw.warden();
     }
 
@@ -90,6 +91,34 @@ class RequestBudgetTest {
         System.out.printf("ZooKeeper requests per uncontended acquire+release pair at %d concurrent clients: %.2f%n",
                 clients, perPair);
         assertThat(perPair).as("ZooKeeper requests per pair at %d concurrent clients", clients).isLessThanOrEqualTo(1.0);
+    }
+
+    /**
+     * The same with one session for all 32 clients, as the Java SDK has it (one session per process, every thread's
+     * locks in it): the session's requests and ends are under one node, and they must batch as well as 32 sessions'
+     * do. At most 1.0 request per pair.
+     */
+    @Test
+    void thirtyTwoConcurrentClientsOfOneSession_costAtMostOneZooKeeperRequestPerPair() throws Exception {
+        int clients = 32;
+        int pairsEach = 40;
+        String one = session(w, "budget-shared", 120_000);
+        List<String> sessions = java.util.Collections.nCopies(clients, one);
+        chains(sessions, 10);
+        long before = fx.packetsReceived();
+        double fallbacksBefore = writeFallbacks();
+        chains(sessions, pairsEach);
+        double perPair = (fx.packetsReceived() - before) / (double) (clients * pairsEach);
+        System.out.printf("ZooKeeper requests per pair at %d concurrent clients of one session: %.2f (write batches "
+                + "sent again call by call: %.0f)%n", clients, perPair, writeFallbacks() - fallbacksBefore);
+        assertThat(perPair).as("ZooKeeper requests per pair at %d concurrent clients of one session", clients)
+                .isLessThanOrEqualTo(1.0);
+    }
+
+    private double writeFallbacks() {
+        io.micrometer.core.instrument.Counter c = gw.registry().find("warden.zk.batch.fallbacks")
+                .tag("kind", "write").counter();
+        return c == null ? 0 : c.count();
     }
 
     /**
