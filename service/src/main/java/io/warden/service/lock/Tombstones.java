@@ -52,12 +52,21 @@ import java.util.concurrent.atomic.AtomicInteger;
  * at most {@value #KEPT} tombstones, plus {@value #PRUNE_EVERY} for each gateway ending its requests, plus those whose
  * prune is under way.
  *
+ * <p><b>One prune of a session at a time</b> at a gateway ({@link #pruning}): an end that would start a prune while
+ * one of that session is under way starts none (its count goes on, so a later end does). Two prunes from one listing
+ * would delete the same pairs, and the second's {@code multi} would fail on a deleted node; in a group-commit batch
+ * that failure costs every call of the batch a request of its own, and the prune one {@code multi} per pair after
+ * it. A busy session's ends (one session for every thread of a process, as the Java client has it) came often enough
+ * to start overlapping prunes, by both rules. Prunes of one session at two gateways may still overlap (rarely: the
+ * window rule at both): the second fails harmlessly as above.
+ *
  * <p><b>Bounds</b>: {@link #endsSincePrune} holds at most {@link Hints#PER_SESSION} sessions, the least recently
  * used evicted; an evicted session's count starts again (its prune comes up to {@value #PRUNE_EVERY} ends later).
+ * {@link #pruning} holds the sessions whose prune is under way here, each removed when its prune completes (a prune
+ * always completes: it never fails, see {@link #prune(String)}).
  *
- * <p>Thread-safety: {@link #endsSincePrune} is a concurrent map of atomic counters; prunes of one session may overlap
- * (the second fails harmlessly on a deleted node and falls back to one {@code multi} per pair, which all fail the same
- * way).
+ * <p>Thread-safety: {@link #endsSincePrune} is a concurrent map of atomic counters, {@link #pruning} a concurrent
+ * set whose add decides which end starts a prune.
  */
 final class Tombstones {
     private static final Logger log = LoggerFactory.getLogger(Tombstones.class);
@@ -78,6 +87,8 @@ final class Tombstones {
     private final SessionListing listing;
     /** Requests of each session this gateway ended since it last pruned it (bounded: see the class comment). */
     private final Map<String, AtomicInteger> endsSincePrune = Hints.bounded(Hints.PER_SESSION);
+    /** Sessions this gateway is pruning now: one prune of a session at a time (see the class comment). */
+    private final java.util.Set<String> pruning = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     Tombstones(Zk zk, SessionListing listing) {
         this.zk = zk;
@@ -132,9 +143,10 @@ final class Tombstones {
         long seq = sequence(markerPath.substring(markerPath.lastIndexOf('/') + 1));
         AtomicInteger ends = endsSincePrune.computeIfAbsent(sessionId, k -> new AtomicInteger());
         boolean window = seq >= 0 && seq % (2L * PRUNE_EVERY) < 2;
-        if (ends.incrementAndGet() >= PRUNE_EVERY || window) {
+        if ((ends.incrementAndGet() >= PRUNE_EVERY || window) && pruning.add(sessionId)) {
             ends.set(0);
             prune(sessionId).whenComplete((pruned, err) -> {
+                pruning.remove(sessionId);
                 if (!Boolean.TRUE.equals(pruned)) {
                     ends.accumulateAndGet(PRUNE_EVERY, Math::max); // the next end tries again
                 }
