@@ -35,9 +35,11 @@ import java.util.function.LongSupplier;
  *   token: two of one name would tie. The second call waits for a later batch, and so do the calls after it under that
  *   parent, in order.</li>
  *   <li>A {@code multi} is all or nothing. When a batch fails at an operation (ZooKeeper evaluated it: NONODE,
- *   NODEEXISTS, BADVERSION...), each call's operations are sent again alone, in the batch's order, and each call gets
- *   that reply: its own results, its own failed index. No call's outcome depends on another's (Apache Pulsar's metadata
- *   store does the same, apache/pulsar#13043).</li>
+ *   NODEEXISTS, BADVERSION...), the call of that operation is sent again alone and gets that reply: its own results,
+ *   its own failed index. The calls before it (which ZooKeeper evaluated as good) are sent again together, and so are
+ *   the calls after it (which it did not evaluate), each part split the same way if it fails in turn. No call's outcome
+ *   depends on another's: each part is answered as the calls of any batch are (Apache Pulsar's metadata store sends
+ *   every call of a failed batch alone, apache/pulsar#13043; three requests instead of one per call).</li>
  *   <li>When the batch fails as a whole (the connection, after Curator's retries), every call gets that failure, as it
  *   would alone.</li>
  *   <li>{@link Zk.MultiFailure#maybeApplied()} of a call is true when a connection loss or a Curator retry happened
@@ -151,6 +153,9 @@ final class GroupCommit extends Batcher<GroupCommit.Call> {
 
     @Override
     CompletableFuture<Void> send(List<Call> batch) {
+        if (batch.isEmpty()) {
+            return CompletableFuture.completedFuture(null);
+        }
         if (batch.size() == 1) {
             return alone(batch.get(0));
         }
@@ -174,15 +179,15 @@ final class GroupCommit extends Batcher<GroupCommit.Call> {
                 }
                 return CompletableFuture.<Void>completedFuture(null);
             }
-            if (failedAtAnOperation(reply.results())) {
-                // One call's operation failed and took the others with it: send each call alone, in order, so each gets
-                // the answer it would have got by itself. Pipelined: ZooKeeper applies one connection's requests in order.
+            int failed = failedCall(batch, reply.results());
+            if (failed >= 0) {
+                // One call's operation failed and took the others with it. That call goes alone, so it gets the answer
+                // it would have got by itself; the calls before it, which ZooKeeper found good, go again together,
+                // and so do the calls after it, which it did not get to (each part split the same way should it fail
+                // again). Pipelined: ZooKeeper applies one connection's requests in order.
                 metrics.batchFallback("write");
-                List<CompletableFuture<Void>> each = new ArrayList<>(batch.size());
-                for (Call c : batch) {
-                    each.add(alone(c));
-                }
-                return CompletableFuture.allOf(each.toArray(CompletableFuture[]::new));
+                return CompletableFuture.allOf(send(batch.subList(0, failed)), alone(batch.get(failed)),
+                        send(batch.subList(failed + 1, batch.size())));
             }
             for (Call c : batch) { // the request failed as a whole (connection, session): alone, each would have too
                 answer(c, reply.rc(), reply.results());
@@ -218,18 +223,29 @@ final class GroupCommit extends Batcher<GroupCommit.Call> {
         c.future.completeExceptionally(Zk.unwrap(err));
     }
 
-    /** Whether ZooKeeper evaluated the multi and one of its operations failed (not the connection or session). */
-    private static boolean failedAtAnOperation(List<CuratorTransactionResult> results) {
+    /**
+     * The index in {@code batch} of the call whose operation failed when ZooKeeper evaluated the batch's {@code multi}
+     * (the first result that is neither ok nor "not evaluated": RUNTIMEINCONSISTENCY), or -1 when none did (the request
+     * failed as a whole: the connection or the session).
+     */
+    private static int failedCall(List<Call> batch, List<CuratorTransactionResult> results) {
         if (results == null) {
-            return false;
+            return -1;
         }
-        for (CuratorTransactionResult r : results) {
-            int e = r.getError();
+        for (int i = 0; i < results.size(); i++) {
+            int e = results.get(i).getError();
             if (e != 0 && e != KeeperException.Code.RUNTIMEINCONSISTENCY.intValue()) {
-                return true;
+                int at = 0;
+                for (int c = 0; c < batch.size(); c++) {
+                    at += batch.get(c).ops.size();
+                    if (i < at) {
+                        return c;
+                    }
+                }
+                return -1;
             }
         }
-        return false;
+        return -1;
     }
 
     /**

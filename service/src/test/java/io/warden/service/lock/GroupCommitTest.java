@@ -131,6 +131,63 @@ class GroupCommitTest {
     }
 
     /**
+     * One failing call in a batch of thirteen (an acquire of a session that is gone, in the middle) costs the batch
+     * three more write requests, not one per call: the failing call goes alone, the six before it go again together,
+     * and so do the six after it. Every other acquire is granted with its own node's czxid, as alone. (Each call was
+     * sent alone before: fourteen requests after the batch.)
+     */
+    @Test
+    void aBatchWithOneFailingCall_sendsTheCallsBeforeAndAfterItTogether_andItAlone() throws Exception {
+        Gateway gw = fx.gateway();
+        Gateway other = fx.gateway();
+        Warden w = gw.warden();
+        String gone = session(other.warden(), "gone", 60_000);
+        AcquireResult held = join(w.acquire(exclusive(gone, "split/gone", 0))); // this gateway knows the session
+        assertThat(w.release(gone, LockName.parse("split/gone"), held.token()).join()).isTrue();
+        other.warden().closeSession(gone).join();
+        List<String> sessions = new ArrayList<>();
+        List<Supplier<CompletableFuture<Object>>> calls = new ArrayList<>();
+        for (int i = 0; i < 13; i++) {
+            String name = "split/n" + i;
+            if (i == 6) {
+                calls.add(() -> widen(w.acquire(exclusive(gone, "split/gone", 0))));
+                sessions.add(gone);
+                continue;
+            }
+            container(name);
+            String s = session(w, "s" + i, 60_000);
+            sessions.add(s);
+            calls.add(() -> widen(w.acquire(exclusive(s, name, 0))));
+        }
+        double fallbacksBefore = fallbacks(gw);
+        double writesBefore = writeRequests(gw);
+
+        List<CompletableFuture<Object>> answers = OneBatch.afterWrite(gw.curator(), gw.zk(), calls);
+        CompletableFuture.allOf(answers.toArray(CompletableFuture[]::new)).handle((v, x) -> null)
+                .orTimeout(20, TimeUnit.SECONDS).join();
+
+        for (int i = 0; i < 13; i++) {
+            if (i == 6) {
+                assertThat(code(answers.get(i))).as("the gone session's acquire").isEqualTo(ErrorCode.SESSION_NOT_FOUND);
+                continue;
+            }
+            AcquireResult got = (AcquireResult) answer(answers.get(i));
+            assertThat(got.status()).as("acquire %d", i).isEqualTo(Status.GRANTED);
+            assertThat(got.token()).as("acquire %d's token is its node's czxid", i).isEqualTo(czxidOfOnlyNode("split/n" + i));
+        }
+        assertThat(fallbacks(gw) - fallbacksBefore).as("the batch failed once").isEqualTo(1);
+        assertThat(largestWriteBatch(gw)).as("the thirteen calls were one multi").isGreaterThanOrEqualTo(13);
+        assertThat(writeRequests(gw) - writesBefore).as("write requests: the plug, the batch, then three")
+                .isLessThanOrEqualTo(5);
+    }
+
+    /** Write requests sent so far ({@code warden_zk_batch_calls{kind="write"}}'s count). */
+    private static double writeRequests(Gateway gw) {
+        DistributionSummary s = gw.metrics().registry().find("warden.zk.batch.calls").tag("kind", "write").summary();
+        return s == null ? 0 : s.count();
+    }
+
+    /**
      * A batch's reply is lost with the connection (a proxy cuts it after the {@code multi} reached the server): Curator
      * sends the batch again after reconnecting, which fails because the first attempt was applied; then each call is
      * sent alone, and each resolves its lost reply as it does alone: the acquires find their own nodes, the release
