@@ -14,7 +14,6 @@ import io.warden.service.queue.LockQueue;
 import io.warden.service.queue.QueueEntry;
 import io.warden.service.queue.QueueListing;
 import io.warden.service.time.Clock;
-import io.warden.service.zk.CellPaths;
 import io.warden.service.zk.Zk;
 import org.apache.zookeeper.KeeperException.Code;
 import org.apache.zookeeper.data.Stat;
@@ -506,26 +505,11 @@ final class HeldCalls {
         if (!w.move(from, HeldCall.State.DONE)) {
             return;
         }
-        // Removed as a deadlock's victim by another gateway: its record says so, with the cycle.
-        zk.data(CellPaths.sessionRequest(w.req.sessionId(), w.uuid)).whenComplete((ds, readErr) -> {
-            io.warden.service.zk.RequestRecord rec = ds == null ? null
-                    : io.warden.service.zk.Json.readOrNull(ds.data(), io.warden.service.zk.RequestRecord.class);
-            if (rec != null && rec.deadlock() != null) {
-                finishWithError(w, new io.warden.service.api.DeadlockException(rec.deadlock()));
-            } else if (rec != null) {
-                finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, List.of(), 0)); // its session still is
-            } else {
-                goneWithoutRecord(w);
-            }
-        });
-    }
-
-    private void goneWithoutRecord(HeldCall w) {
-        zk.exists(CellPaths.session(w.req.sessionId())).whenComplete((stat, err) -> {
-            if (err == null && stat == null) {
-                finishWithError(w, WardenException.sessionNotFound(w.req.sessionId()));
-            } else {
-                finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, List.of(), 0));
+        Vanished.why(zk, w.req.sessionId(), w.uuid).thenAccept(cause -> {
+            switch (cause.why()) {
+                case DEADLOCK_VICTIM -> finishWithError(w, new io.warden.service.api.DeadlockException(cause.deadlock()));
+                case SESSION_GONE -> finishWithError(w, WardenException.sessionNotFound(w.req.sessionId()));
+                case ENDED -> finishOk(w, new AcquireResult(Status.TIMED_OUT, null, null, List.of(), 0));
             }
         });
     }

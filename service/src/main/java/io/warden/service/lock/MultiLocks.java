@@ -720,24 +720,11 @@ final class MultiLocks {
         if (!c.move(from, HeldCall.State.DONE)) {
             return;
         }
-        zk.data(CellPaths.sessionRequest(c.req.sessionId(), c.uuid)).whenComplete((ds, readErr) -> {
-            RequestRecord rec = ds == null ? null : Json.readOrNull(ds.data(), RequestRecord.class);
-            if (rec != null && rec.deadlock() != null) {
-                finishWithError(c, new DeadlockException(rec.deadlock()));
-            } else if (rec != null) {
-                finishOk(c, new MultiAcquireResult(Status.TIMED_OUT, null, null, Map.of(), 0)); // its session still is
-            } else {
-                goneWithoutRecord(c);
-            }
-        });
-    }
-
-    private void goneWithoutRecord(MultiCall c) {
-        zk.exists(CellPaths.session(c.req.sessionId())).whenComplete((stat, err) -> {
-            if (err == null && stat == null) {
-                finishWithError(c, WardenException.sessionNotFound(c.req.sessionId()));
-            } else {
-                finishOk(c, new MultiAcquireResult(Status.TIMED_OUT, null, null, Map.of(), 0));
+        Vanished.why(zk, c.req.sessionId(), c.uuid).thenAccept(cause -> {
+            switch (cause.why()) {
+                case DEADLOCK_VICTIM -> finishWithError(c, new DeadlockException(cause.deadlock()));
+                case SESSION_GONE -> finishWithError(c, WardenException.sessionNotFound(c.req.sessionId()));
+                case ENDED -> finishOk(c, new MultiAcquireResult(Status.TIMED_OUT, null, null, Map.of(), 0));
             }
         });
     }
