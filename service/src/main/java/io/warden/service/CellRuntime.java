@@ -154,7 +154,7 @@ final class CellRuntime implements AutoCloseable {
                     PacketLimit.ZOOKEEPER_DEFAULT, packet.listable());
         }
         // Batches of reads (and writes) stay a quarter of the packet limit at most: a reply over it costs the connection.
-        this.zk = new Zk(client, metrics, Batching.DEFAULT.within(packet));
+        this.zk = new Zk(client, metrics, Batching.DEFAULT.within(packet), name);
         this.guard = new CellGuard(zk, config.chroot(), config.dataDir(), clock, gatewayId, meters);
         QueueListing queues = new QueueListing(zk, packet, metrics);
         this.routing = new CellRouting(zk, clock, name, DEFAULT.equals(name));

