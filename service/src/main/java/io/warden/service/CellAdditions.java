@@ -216,8 +216,7 @@ final class CellAdditions {
 
     private void refuseSharedPath(CellAddress address) {
         for (CellRuntime other : cells.values()) {
-            CellAddress at = new CellAddress(other.name(), other.config().zkConnect(), other.config().chroot());
-            if (at.samePath(address.zkConnect(), address.chroot(), chroot)) {
+            if (addressOf(other).samePath(address.zkConnect(), address.chroot(), chroot)) {
                 throw WardenException.conflict("cell " + address.name() + " would be on the same ZooKeeper path as cell "
                         + other.name() + " (" + where(other) + "); two cells on one path would share their lock queues: "
                         + "give another chroot or another ensemble");
@@ -226,8 +225,11 @@ final class CellAdditions {
     }
 
     private boolean same(CellRuntime cell, CellAddress address) {
-        return new CellAddress(cell.name(), cell.config().zkConnect(), cell.config().chroot())
-                .samePath(address.zkConnect(), address.chroot(), chroot);
+        return addressOf(cell).samePath(address.zkConnect(), address.chroot(), chroot);
+    }
+
+    private static CellAddress addressOf(CellRuntime cell) {
+        return new CellAddress(cell.name(), cell.config().zkConnect(), cell.config().chroot());
     }
 
     private static String where(CellRuntime cell) {

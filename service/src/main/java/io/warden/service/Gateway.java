@@ -86,14 +86,14 @@ public final class Gateway implements AutoCloseable {
                 c.auditRevocation(action, target, reason, by, outcome);
             }
         };
-        List<CellRuntime> runtimes = new ArrayList<>();
-        runtimes.add(new CellRuntime(CellRuntime.DEFAULT, config, clock, gatewayId, registry, rules, audit));
-        for (CellAddress cell : config.cells()) {
-            runtimes.add(newCell(cell, clock, rules, audit));
-        }
         this.clock = clock;
         this.rules = rules;
         this.audit = audit;
+        List<CellRuntime> runtimes = new ArrayList<>();
+        runtimes.add(new CellRuntime(CellRuntime.DEFAULT, config, clock, gatewayId, registry, rules, audit));
+        for (CellAddress cell : config.cells()) {
+            runtimes.add(newCell(cell));
+        }
         this.cells = new CellSet(runtimes);
         this.home = cells.home();
         this.router = new CellRouter(cells, clock, config.routes());
@@ -169,10 +169,6 @@ public final class Gateway implements AutoCloseable {
 
     /** The parts of a cell besides the default one (nothing connects yet). */
     private CellRuntime newCell(CellAddress cell) {
-        return newCell(cell, clock, rules, audit);
-    }
-
-    private CellRuntime newCell(CellAddress cell, Clock clock, Rules rules, Revocations.Audit audit) {
         WardenConfig own = config.toBuilder().zkConnect(cell.zkConnect()).chroot(cell.chrootOr(config.chroot())).build();
         return new CellRuntime(cell.name(), own, clock, gatewayId, registry, rules, audit);
     }
