@@ -439,6 +439,11 @@ public final class SessionManager {
             if (Zk.code(err) == Code.NODEEXISTS) {
                 return keepalive(sessionId, null, 0);
             }
+            if (Zk.code(err) == Code.NONODE) {
+                // The cell lacks its session shards (its ensemble lost its data): not the caller's fault, and not ours.
+                throw io.warden.service.api.WardenException.unavailable("this cell has no " + CellPaths.SESSIONS
+                        + " shard for the session (its ensemble lost its layout); try again shortly", null);
+            }
             throw Zk.translate(err);
         }).thenCompose(f -> f);
     }
